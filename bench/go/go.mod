@@ -1,0 +1,3 @@
+module myriad/gobench
+
+go 1.21

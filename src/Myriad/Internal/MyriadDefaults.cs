@@ -1,0 +1,49 @@
+using System;
+
+namespace Myriad.Internal;
+
+/// <summary>
+/// Process-wide tuning constants for the job machinery (not per runtime, because a job does not know
+/// which runtime it belongs to). Each can be overridden before first use through an
+/// <see cref="AppContext"/> switch, e.g. in the project file:
+/// <c>&lt;RuntimeHostConfigurationOption Include="Myriad.MaxInlineDepth" Value="64" /&gt;</c>.
+/// </summary>
+internal static class MyriadDefaults
+{
+    /// <summary>
+    /// How many continuations or synchronously-started async methods may nest on one thread's stack
+    /// before the trampoline hands the next one to a queue. Each level costs two or three frames
+    /// (builder Start or dispatch, MoveNext, the awaited job's completion), about 300-500 bytes in
+    /// Release builds; 48 levels stay well under 32 KiB, far from a 1 MiB thread stack, while long
+    /// enough that the common chains of a handful of awaits never leave the inline fast path.
+    /// AppContext key: <c>Myriad.MaxInlineDepth</c>.
+    /// </summary>
+    internal static readonly int MaxInlineDepth = ReadInt("Myriad.MaxInlineDepth", 48, 1, 10_000);
+
+    /// <summary>
+    /// Boxes kept per thread per box type. A hop that suspends and resumes on one thread reuses one
+    /// box; a little depth absorbs fan-out of a few jobs without touching the shared slots. 8 mirrors
+    /// the order of magnitude of the BCL's pooling builder (one per thread plus per-core slots).
+    /// AppContext key: <c>Myriad.ThreadPoolDepth</c>.
+    /// </summary>
+    internal static readonly int PerThreadPoolDepth = ReadInt("Myriad.ThreadPoolDepth", 8, 0, 4096);
+
+    /// <summary>
+    /// Shared pool slots per box type, as a multiple of the processor count: boxes rented on one
+    /// worker and released on another (producer/consumer) flow back through them.
+    /// AppContext key: <c>Myriad.SharedPoolSlotsPerCore</c>.
+    /// </summary>
+    internal static readonly int SharedPoolSlotsPerCore = ReadInt("Myriad.SharedPoolSlotsPerCore", 4, 0, 1024);
+
+    private static int ReadInt(string key, int fallback, int min, int max)
+    {
+        object? data = AppContext.GetData(key);
+        int value = data switch
+        {
+            int i => i,
+            string s when int.TryParse(s, out int parsed) => parsed,
+            _ => fallback,
+        };
+        return Math.Clamp(value, min, max);
+    }
+}

@@ -1,0 +1,77 @@
+using System;
+using System.Diagnostics.CodeAnalysis;
+
+namespace Myriad.Internal;
+
+/// <summary>
+/// A growable single-threaded FIFO ring of work items. Not thread-safe: used for per-thread
+/// trampoline queues and by single-threaded runtimes under their own lock.
+/// </summary>
+internal sealed class WorkQueue
+{
+    private WorkItem?[] _items = new WorkItem?[16];
+    private int _head;
+    private int _count;
+
+    internal int Count => _count;
+
+    internal void Enqueue(WorkItem item)
+    {
+        if (_count == _items.Length)
+        {
+            Grow();
+        }
+
+        _items[(_head + _count) & (_items.Length - 1)] = item;
+        _count++;
+    }
+
+    internal bool TryDequeue([NotNullWhen(true)] out WorkItem? item)
+    {
+        if (_count == 0)
+        {
+            item = null;
+            return false;
+        }
+
+        item = _items[_head]!;
+        _items[_head] = null;
+        _head = (_head + 1) & (_items.Length - 1);
+        _count--;
+        return true;
+    }
+
+    /// <summary>Removes the item at logical position <paramref name="index"/> (0 = head); order of the rest is kept.</summary>
+    internal WorkItem RemoveAt(int index)
+    {
+        int mask = _items.Length - 1;
+        WorkItem item = _items[(_head + index) & mask]!;
+        for (int i = index; i < _count - 1; i++)
+        {
+            _items[(_head + i) & mask] = _items[(_head + i + 1) & mask];
+        }
+
+        _items[(_head + _count - 1) & mask] = null;
+        _count--;
+        return item;
+    }
+
+    internal void Clear()
+    {
+        Array.Clear(_items);
+        _head = 0;
+        _count = 0;
+    }
+
+    private void Grow()
+    {
+        var bigger = new WorkItem?[_items.Length * 2];
+        for (int i = 0; i < _count; i++)
+        {
+            bigger[i] = _items[(_head + i) & (_items.Length - 1)];
+        }
+
+        _items = bigger;
+        _head = 0;
+    }
+}

@@ -1,0 +1,52 @@
+using System.Collections.Generic;
+using System.Linq;
+using System.Threading;
+using System.Threading.Tasks;
+using Myriad.Internal;
+using Myriad.Jobs;
+using Myriad.Scheduling;
+
+namespace Myriad.Interop;
+
+/// <summary>
+/// Runs <see cref="Task"/>s on a <see cref="JobRuntime"/>'s threads. Tasks started on it (and the
+/// continuations of <c>await</c>s inside them, which capture the current scheduler) are queued as
+/// work items of the runtime.
+/// </summary>
+/// <remarks>
+/// The TPL asks a scheduler whether a continuation may run inline on the completing thread. This one
+/// says yes only on its own runtime's threads and only while the trampoline's depth allows, so a
+/// chain of a million <c>Task</c>s each awaiting the previous one, completed at once, unwinds through
+/// the queue instead of a million nested frames.
+/// </remarks>
+internal sealed class MyriadTaskScheduler(JobRuntime runtime) : TaskScheduler
+{
+    public override int MaximumConcurrencyLevel => runtime.WorkerCount;
+
+    protected override void QueueTask(Task task) => runtime.Schedule(new TaskWorkItem(this, task));
+
+    protected override bool TryExecuteTaskInline(Task task, bool taskWasPreviouslyQueued)
+    {
+        if (SchedulerContext.Current?.Runtime != runtime || !Trampoline.TryEnter(out int previous))
+        {
+            return false;
+        }
+
+        try
+        {
+            return TryExecuteTask(task);
+        }
+        finally
+        {
+            Trampoline.Exit(previous);
+        }
+    }
+
+    /// <summary>For debuggers only; queued tasks are not tracked separately from other work.</summary>
+    protected override IEnumerable<Task>? GetScheduledTasks() => Enumerable.Empty<Task>();
+
+    private sealed class TaskWorkItem(MyriadTaskScheduler scheduler, Task task) : WorkItem
+    {
+        internal override void Execute() => scheduler.TryExecuteTask(task);
+    }
+}

@@ -1,0 +1,106 @@
+using System;
+using System.Runtime.CompilerServices;
+using System.Threading;
+using System.Threading.Tasks;
+using Myriad.Jobs;
+
+namespace Myriad;
+
+/// <summary>
+/// A lightweight asynchronous operation without a result: the result type of <c>async Job</c>
+/// methods. Also hosts the factory methods (<see cref="FromResult{T}(T)"/>, <see cref="WhenAll(Job[])"/>...).
+/// </summary>
+/// <remarks>Single-use, like <see cref="Job{T}"/>: await it exactly once.</remarks>
+[AsyncMethodBuilder(typeof(JobMethodBuilder))]
+public readonly partial struct Job
+{
+    internal readonly Job<VoidResult> _inner;
+
+    internal Job(Job<VoidResult> inner) => _inner = inner;
+
+    internal static Job FromUntyped(Job<VoidResult> inner) => new(inner);
+
+    /// <summary>A job that has already completed successfully.</summary>
+    public static Job CompletedJob => default;
+
+    /// <summary>Whether the job has completed (successfully or not).</summary>
+    public bool IsCompleted => _inner.IsCompleted;
+
+    /// <summary>Whether the job has completed successfully.</summary>
+    public bool IsCompletedSuccessfully => _inner.IsCompletedSuccessfully;
+
+    /// <summary>Gets the awaiter for <c>await</c>.</summary>
+    public JobAwaiter GetAwaiter() => new(_inner);
+
+    /// <summary>Blocks until the job completes (consuming it); see <see cref="Job{T}.Wait"/>.</summary>
+    public void Wait() => _inner.Wait();
+
+    /// <summary>A <see cref="ValueTask"/> over the same state, without allocation. Consumes the job.</summary>
+    public ValueTask AsValueTask() => _inner._box is null ? default : new ValueTask(_inner._box, _inner._token);
+
+    /// <summary>A <see cref="Task"/> that completes with the job. Consumes the job.</summary>
+    public Task AsTask() => AsValueTask().AsTask();
+
+    /// <summary>A completed job with a result; allocates nothing.</summary>
+    public static Job<T> FromResult<T>(T result) => new(result);
+
+    /// <summary>A job that failed with <paramref name="exception"/>.</summary>
+    public static Job FromException(Exception exception) => new(FromException<VoidResult>(exception));
+
+    /// <summary>A job of <typeparamref name="T"/> that failed with <paramref name="exception"/>.</summary>
+    public static Job<T> FromException<T>(Exception exception)
+    {
+        PooledBox<T> box = PooledBox<T>.Faulted(exception);
+        return new Job<T>(box, box.Version);
+    }
+
+    /// <summary>A job canceled by <paramref name="cancellationToken"/>, which must be canceled.</summary>
+    public static Job FromCanceled(CancellationToken cancellationToken) => new(FromCanceled<VoidResult>(cancellationToken));
+
+    /// <summary>A job of <typeparamref name="T"/> canceled by <paramref name="cancellationToken"/>, which must be canceled.</summary>
+    public static Job<T> FromCanceled<T>(CancellationToken cancellationToken)
+    {
+        if (!cancellationToken.IsCancellationRequested)
+        {
+            throw new ArgumentOutOfRangeException(nameof(cancellationToken), "The token must be canceled.");
+        }
+
+        return FromException<T>(new OperationCanceledException(cancellationToken));
+    }
+}
+
+/// <summary>The awaiter of <see cref="Job"/>.</summary>
+public readonly struct JobAwaiter : ICriticalNotifyCompletion, IJobAwaiter
+{
+    private readonly Job<VoidResult> _job;
+
+    internal JobAwaiter(Job<VoidResult> job) => _job = job;
+
+    /// <summary>Whether the job has completed.</summary>
+    public bool IsCompleted => _job.IsCompleted;
+
+    /// <summary>Consumes the job; throws its exception.</summary>
+    public void GetResult()
+    {
+        if (_job._box is not null)
+        {
+            _job._box.GetResult(_job._token);
+        }
+    }
+
+    /// <summary>Schedules the continuation, flowing the ExecutionContext.</summary>
+    public void OnCompleted(Action continuation)
+    {
+        ArgumentNullException.ThrowIfNull(continuation);
+        Adapters.RegisterFlowing(_job._box, _job._token, continuation);
+    }
+
+    /// <summary>Schedules the continuation.</summary>
+    public void UnsafeOnCompleted(Action continuation)
+    {
+        ArgumentNullException.ThrowIfNull(continuation);
+        Adapters.Register(_job._box, _job._token, continuation);
+    }
+
+    void IJobAwaiter.OnCompleted(Internal.WorkItem continuation) => Adapters.Register(_job._box, _job._token, continuation);
+}

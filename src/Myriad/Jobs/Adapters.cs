@@ -1,0 +1,44 @@
+using System;
+using System.Threading;
+using Myriad.Internal;
+
+namespace Myriad.Jobs;
+
+/// <summary>Small shared pieces of the awaiters and conversions.</summary>
+internal static class Adapters
+{
+    /// <summary>Registers a continuation on a job's cell; a job without a cell is complete, so it runs now.</summary>
+    internal static void Register(JobCell? cell, short token, object continuation)
+    {
+        if (cell is null)
+        {
+            Trampoline.Dispatch(continuation);
+        }
+        else
+        {
+            cell.OnCompleted(continuation, token);
+        }
+    }
+
+    /// <summary>Like <see cref="Register"/>, restoring the registering code's ExecutionContext on resume.</summary>
+    internal static void RegisterFlowing(JobCell? cell, short token, Action continuation)
+    {
+        ExecutionContext? context = ExecutionContextHelper.CaptureNonDefault();
+        object item = context is null ? continuation : new FlowingAction(continuation, context);
+        Register(cell, token, item);
+    }
+
+    /// <summary>Awaits a job and drops its result.</summary>
+    internal static async Job<VoidResult> Discard<T>(Job<T> job)
+    {
+        await job;
+        return default;
+    }
+
+    private sealed class FlowingAction(Action action, ExecutionContext context) : WorkItem
+    {
+        private static readonly ContextCallback s_run = static s => ((Action)s!)();
+
+        internal override void Execute() => ExecutionContext.Run(context, s_run, action);
+    }
+}

@@ -1,0 +1,120 @@
+using System;
+using System.Threading;
+using Myriad.Internal;
+using Myriad.Scheduling;
+
+namespace Myriad.Jobs;
+
+/// <summary>
+/// Waits synchronously for a job (<c>job.Wait()</c>, <c>GetAwaiter().GetResult()</c> on a pending job,
+/// <c>runtime.Run</c>).
+/// </summary>
+/// <remarks>
+/// Three strategies, cheapest first:
+/// 1. A spawned job that no worker has started yet is claimed and run on the waiting thread: a
+///    plain thread that spawns and waits pays no cross-thread hand-off at all (experiment E5).
+/// 2. On a scheduler thread (a worker, or a thread driving a current-thread runtime) the waiter
+///    keeps running that scheduler's work until the job completes, so blocking a worker cannot
+///    deadlock a runtime that needs that very worker to finish the job. When there is nothing to
+///    run it parks the scheduler thread, and the job's completion unparks it.
+/// 3. Anywhere else: spin briefly (a hop to another core often completes within the spin), then
+///    sleep on a monitor until the completion pulses it.
+/// The waiter registers itself as the job's one continuation, so waiting counts as awaiting:
+/// waiting twice, or awaiting and waiting, throws like awaiting twice.
+/// </remarks>
+internal sealed class BlockingWaiter : WorkItem
+{
+    /// <summary>
+    /// Spin iterations before a plain thread sleeps. <see cref="SpinWait"/> yields after about 10
+    /// iterations; 20 covers a cross-core completion of a tiny job on this class of machine without
+    /// burning a core for long. Override: AppContext <c>Myriad.BlockingSpinCount</c> is not offered;
+    /// the constant is internal because the sleep path is correct either way.
+    /// </summary>
+    private const int SpinIterations = 20;
+
+    [ThreadStatic] private static BlockingWaiter? t_cached;
+
+    private volatile bool _done;
+    private SchedulerContext? _context;
+
+    internal static void Wait(JobCell cell, short token)
+    {
+        SchedulerContext? context = SchedulerContext.Current;
+        BlockingWaiter waiter = t_cached ?? new BlockingWaiter();
+        t_cached = null; // a nested wait (from work run by strategy 2) takes a fresh waiter
+        waiter._done = false;
+
+        if (context is null && cell.OwnerRuntime is SingleThreadRuntime single)
+        {
+            // Nobody else will run a single-threaded runtime's jobs: the waiting thread drives it.
+            waiter._context = null;
+            single.DriveUntilComplete(cell, token, waiter);
+            t_cached = waiter;
+            return;
+        }
+
+        if (cell.TryRunInline() && cell.IsCompletedUnchecked)
+        {
+            t_cached = waiter;
+            return;
+        }
+
+        waiter._context = context;
+        cell.OnCompleted(waiter, token);
+
+        if (context is not null)
+        {
+            while (!waiter._done)
+            {
+                if (!context.TryRunOne())
+                {
+                    context.IdleUntilWoken(waiter);
+                }
+            }
+        }
+        else
+        {
+            var spinner = default(SpinWait);
+            for (int i = 0; i < SpinIterations && !waiter._done; i++)
+            {
+                spinner.SpinOnce(sleep1Threshold: -1);
+            }
+
+            if (!waiter._done)
+            {
+                lock (waiter)
+                {
+                    while (!waiter._done)
+                    {
+                        Monitor.Wait(waiter);
+                    }
+                }
+            }
+        }
+
+        waiter._context = null;
+        t_cached = waiter;
+    }
+
+    internal bool IsDone => _done;
+
+    /// <summary>Makes completion wake <paramref name="context"/>'s thread rather than a monitor sleeper.</summary>
+    internal void BindContext(SchedulerContext context) => _context = context;
+
+    internal override void Execute()
+    {
+        SchedulerContext? context = _context;
+        _done = true;
+        if (context is not null)
+        {
+            context.Wake();
+        }
+        else
+        {
+            lock (this)
+            {
+                Monitor.PulseAll(this);
+            }
+        }
+    }
+}

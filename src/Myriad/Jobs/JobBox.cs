@@ -1,0 +1,84 @@
+using System;
+using System.Runtime.ExceptionServices;
+using System.Threading.Tasks.Sources;
+using Myriad.Internal;
+
+namespace Myriad.Jobs;
+
+/// <summary>
+/// A <see cref="JobCell"/> with a result. Also the <see cref="IValueTaskSource{TResult}"/> behind
+/// <see cref="Job{T}.AsValueTask"/>, so converting a job to a <see cref="System.Threading.Tasks.ValueTask{TResult}"/>
+/// allocates nothing.
+/// </summary>
+internal abstract class JobBox<T> : JobCell, IValueTaskSource<T>, IValueTaskSource
+{
+    private T _result = default!;
+
+    internal bool TrySetResult(T result)
+    {
+        if (IsCompletedUnchecked)
+        {
+            return false;
+        }
+
+        _result = result;
+        SignalCompletion();
+        return true;
+    }
+
+    internal void SetResult(T result)
+    {
+        if (!TrySetResult(result))
+        {
+            ThrowHelper.ThrowAlreadyCompleted();
+        }
+    }
+
+    /// <summary>Reads the outcome and releases the box; blocks first if the job is still pending.</summary>
+    internal T GetResult(short token)
+    {
+        WaitForCompletion(token);
+        ExceptionDispatchInfo? error = _error;
+        T result = _result;
+        Release();
+        error?.Throw();
+        return result;
+    }
+
+    /// <summary>Clears everything for reuse; see <see cref="JobCell.ResetCell"/>.</summary>
+    private protected void ResetBox()
+    {
+        _result = default!;
+        ResetCell();
+    }
+
+    ValueTaskSourceStatus IValueTaskSource<T>.GetStatus(short token) => GetStatusCore(token);
+
+    ValueTaskSourceStatus IValueTaskSource.GetStatus(short token) => GetStatusCore(token);
+
+    private ValueTaskSourceStatus GetStatusCore(short token)
+    {
+        if (!IsCompleted(token))
+        {
+            return ValueTaskSourceStatus.Pending;
+        }
+
+        ExceptionDispatchInfo? error = _error;
+        return error is null ? ValueTaskSourceStatus.Succeeded
+            : error.SourceException is OperationCanceledException ? ValueTaskSourceStatus.Canceled
+            : ValueTaskSourceStatus.Faulted;
+    }
+
+    void IValueTaskSource<T>.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
+        => OnCompleted(ForeignContinuation.Create(continuation, state, flags), token);
+
+    void IValueTaskSource.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
+        => OnCompleted(ForeignContinuation.Create(continuation, state, flags), token);
+
+    T IValueTaskSource<T>.GetResult(short token) => GetResult(token);
+
+    void IValueTaskSource.GetResult(short token) => GetResult(token);
+}
+
+/// <summary>The result type of a non-generic <see cref="Job"/>.</summary>
+internal readonly struct VoidResult;

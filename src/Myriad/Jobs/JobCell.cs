@@ -1,0 +1,164 @@
+using System;
+using System.Diagnostics;
+using System.Runtime.CompilerServices;
+using System.Runtime.ExceptionServices;
+using System.Threading;
+using Myriad.Internal;
+
+namespace Myriad.Jobs;
+
+/// <summary>
+/// The completion cell behind every pending <see cref="Job"/> and <see cref="Job{T}"/>: an error or
+/// (in <see cref="JobBox{T}"/>) a result, one continuation, and a version token that makes every
+/// handle single-use.
+/// </summary>
+/// <remarks>
+/// <para><b>State.</b> All completion state lives in <see cref="_continuation"/>:</para>
+/// <list type="bullet">
+/// <item><c>null</c>: pending, nobody waits yet.</item>
+/// <item>a continuation (<see cref="WorkItem"/> or <see cref="Action"/>): pending, one awaiter
+/// registered. Only one may ever be registered per version.</item>
+/// <item><see cref="s_completed"/>: completed; the outcome is visible. Once set it is never unset
+/// until the box is reset for reuse, which only happens after the outcome was consumed.</item>
+/// </list>
+/// <para><b>Completion protocol.</b>
+/// 1. The completer writes the result or the error.
+/// 2. It exchanges <see cref="_continuation"/> with <see cref="s_completed"/> (a full fence: the
+///    writes of step 1 are visible to anyone who then sees the sentinel).
+/// 3. If the exchange returned a continuation, the completer dispatches it through the
+///    <see cref="Trampoline"/>: inline while the stack is shallow, queued when it is deep.</para>
+/// <para><b>Registration protocol.</b>
+/// 1. The awaiter compare-exchanges its continuation into a null <see cref="_continuation"/>.
+/// 2. If that found <see cref="s_completed"/>, completion won the race: the awaiter dispatches its
+///    own continuation (nobody else knows of it).
+/// 3. If it found another continuation, the job is awaited twice: <see cref="InvalidOperationException"/>.
+/// Whichever of the two exchanges runs second sees the other's write, so a continuation is never
+/// lost and never run twice.</para>
+/// <para><b>Versioning.</b> Every entry point checks the caller's token against the version.
+/// Consuming the outcome releases the cell: a pooled box is reset and its version incremented before
+/// it goes back to its pool, so a stale handle fails loudly instead of reading another job's result.</para>
+/// </remarks>
+internal abstract class JobCell : WorkItem
+{
+    /// <summary>Marks a completed cell. Compared by reference only.</summary>
+    internal static readonly object s_completed = new();
+
+    private object? _continuation;
+    private protected ExceptionDispatchInfo? _error;
+    private short _version;
+
+    /// <summary>The token that handles to the current use of this cell carry.</summary>
+    internal short Version => _version;
+
+    internal bool IsCompletedUnchecked => ReferenceEquals(Volatile.Read(ref _continuation), s_completed);
+
+    /// <summary>True when the token is current and the cell completed; false for a stale token.</summary>
+    internal bool IsCompletedNoThrow(short token) => token == _version && IsCompletedUnchecked;
+
+    internal bool IsCompleted(short token)
+    {
+        ValidateToken(token);
+        return IsCompletedUnchecked;
+    }
+
+    internal Exception? ErrorUnchecked => _error?.SourceException;
+
+    /// <summary>Completes with an exception (cancellation is an <see cref="OperationCanceledException"/>).</summary>
+    internal bool TrySetException(Exception exception)
+    {
+        if (IsCompletedUnchecked)
+        {
+            return false;
+        }
+
+        _error = ExceptionDispatchInfo.Capture(exception);
+        SignalCompletion();
+        return true;
+    }
+
+    internal void SetException(Exception exception)
+    {
+        if (!TrySetException(exception))
+        {
+            ThrowHelper.ThrowAlreadyCompleted();
+        }
+    }
+
+    /// <summary>Step 2 and 3 of the completion protocol; the outcome must already be written.</summary>
+    private protected void SignalCompletion()
+    {
+        object? continuation = Interlocked.Exchange(ref _continuation, s_completed);
+        if (continuation is not null)
+        {
+            Debug.Assert(!ReferenceEquals(continuation, s_completed), "completed twice");
+            Trampoline.Dispatch(continuation);
+        }
+    }
+
+    /// <summary>Registers the one continuation (a <see cref="WorkItem"/> or an <see cref="Action"/>).</summary>
+    internal void OnCompleted(object continuation, short token)
+    {
+        ValidateToken(token);
+        object? previous = Interlocked.CompareExchange(ref _continuation, continuation, null);
+        if (previous is null)
+        {
+            return;
+        }
+
+        if (ReferenceEquals(previous, s_completed))
+        {
+            Trampoline.Dispatch(continuation);
+            return;
+        }
+
+        ThrowHelper.ThrowAwaitedTwice();
+    }
+
+    /// <summary>Blocks until completed (see <see cref="BlockingWaiter"/>); the token is validated.</summary>
+    internal void WaitForCompletion(short token)
+    {
+        ValidateToken(token);
+        if (!IsCompletedUnchecked)
+        {
+            BlockingWaiter.Wait(this, token);
+        }
+    }
+
+    /// <summary>
+    /// For a job that has not started yet (a spawned job still in a queue): claim it and run it on
+    /// the calling thread. Returns false when the cell is not of that kind or somebody else claimed it.
+    /// </summary>
+    internal virtual bool TryRunInline() => false;
+
+    /// <summary>The runtime a spawned job belongs to; null for cells that are not spawned jobs.</summary>
+    internal virtual Scheduling.JobRuntime? OwnerRuntime => null;
+
+    /// <summary>For a spawned job that never started: complete it as canceled (runtime disposal).</summary>
+    internal virtual bool TryCancelUnstarted() => false;
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private protected void ValidateToken(short token)
+    {
+        if (token != _version)
+        {
+            ThrowHelper.ThrowStaleToken();
+        }
+    }
+
+    /// <summary>Releases the cell once its outcome was consumed (pool return, or token invalidation).</summary>
+    private protected abstract void Release();
+
+    /// <summary>Clears the error and the continuation and bumps the version (invalidating old handles).</summary>
+    private protected void ResetCell()
+    {
+        _error = null;
+        _version++;
+        Volatile.Write(ref _continuation, null);
+    }
+
+    /// <summary>Invalidates outstanding handles without clearing the outcome.</summary>
+    private protected void InvalidateTokens() => _version++;
+
+    /// <summary>Only boxes that are also queued work override this; a plain cell is never scheduled.</summary>
+    internal override void Execute() => Debug.Fail("a completion cell is not runnable");
+}

@@ -1,0 +1,142 @@
+using System;
+using System.Runtime.CompilerServices;
+using Myriad.Internal;
+using Myriad.Scheduling;
+
+namespace Myriad.Jobs;
+
+/// <summary>
+/// Keeps async recursion and continuation chains off the stack. Every place where Myriad would run
+/// user code nested inside other user code (a builder's <c>Start</c>, a continuation dispatched by a
+/// completing job) goes through here.
+/// </summary>
+/// <remarks>
+/// <para><b>Why.</b> An async method that completes synchronously is an ordinary nested call, and a
+/// completion runs its awaiter's continuation inline: a 10,000-deep recursion or a chain of a million
+/// awaits becomes a million nested frames (experiment E1). The TPL's answer is <c>Task.Yield</c>, a
+/// thread-pool round trip per level. Ours is a depth counter: inline while shallow, queued when deep.</para>
+/// <para><b>Protocol.</b>
+/// 1. <c>t_depth</c> counts the Myriad frames (Start or Dispatch) on this thread's stack.
+/// 2. Below <see cref="MyriadDefaults.MaxInlineDepth"/> the work runs inline, with the counter raised.
+/// 3. At the limit, the work is deferred: on a scheduler thread (a worker, or a thread driving a
+///    current-thread runtime) to that scheduler's local queue; on any other thread to a thread-local
+///    FIFO.
+/// 4. On a non-scheduler thread the outermost Myriad frame (depth 0) drains the thread-local FIFO
+///    before it returns, so nothing deferred is left behind when control goes back to user code.
+///    A scheduler's own loop drains what was deferred to it.
+/// The counter only ever counts our own frames, so a depth above zero always has an outermost frame
+/// of ours below it that will drain. The cost on the fast path is one thread-static read and write.</para>
+/// </remarks>
+internal static class Trampoline
+{
+    [ThreadStatic] private static int t_depth;
+    [ThreadStatic] private static WorkQueue? t_deferred;
+
+    /// <summary>The number of nested Myriad frames on this thread (tests and diagnostics).</summary>
+    internal static int Depth => t_depth;
+
+    /// <summary>Step 2 check: may one more level run inline? If so the caller must call <see cref="Exit"/>.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static bool TryEnter(out int previousDepth)
+    {
+        int depth = t_depth;
+        previousDepth = depth;
+        if (depth < MyriadDefaults.MaxInlineDepth)
+        {
+            t_depth = depth + 1;
+            return true;
+        }
+
+        return false;
+    }
+
+    /// <summary>Leaves a level entered with <see cref="TryEnter"/>; the outermost level drains (step 4).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static void Exit(int previousDepth)
+    {
+        t_depth = previousDepth;
+        if (previousDepth == 0 && t_deferred is { Count: > 0 })
+        {
+            DrainDeferred();
+        }
+    }
+
+    /// <summary>Runs a continuation (a <see cref="WorkItem"/> or an <see cref="Action"/>), inline or deferred.</summary>
+    internal static void Dispatch(object continuation)
+    {
+        if (TryEnter(out int previous))
+        {
+            try
+            {
+                if (continuation is WorkItem item)
+                {
+                    item.Execute();
+                }
+                else
+                {
+                    ((Action)continuation)();
+                }
+            }
+            finally
+            {
+                Exit(previous);
+            }
+        }
+        else
+        {
+            Defer(continuation as WorkItem ?? new ActionWorkItem((Action)continuation));
+        }
+    }
+
+    /// <summary>Step 3: hands work that must not run deeper to the current scheduler or the thread FIFO.</summary>
+    internal static void Defer(WorkItem item)
+    {
+        SchedulerContext? context = SchedulerContext.Current;
+        if (context is not null)
+        {
+            context.DeferLocal(item);
+        }
+        else
+        {
+            (t_deferred ??= new WorkQueue()).Enqueue(item);
+        }
+    }
+
+    /// <summary>Runs a scheduler's item at the bottom of the stack (the scheduler loops call this).</summary>
+    internal static void RunFromScheduler(WorkItem item)
+    {
+        int previous = t_depth;
+        t_depth = 1;
+        try
+        {
+            item.Execute();
+        }
+        finally
+        {
+            t_depth = previous;
+        }
+    }
+
+    private static void DrainDeferred()
+    {
+        WorkQueue queue = t_deferred!;
+        while (queue.TryDequeue(out WorkItem? item))
+        {
+            t_depth = 1;
+            try
+            {
+                item.Execute();
+            }
+            finally
+            {
+                t_depth = 0;
+            }
+        }
+    }
+}
+
+/// <summary>Adapts a plain <see cref="Action"/> continuation that had to be deferred.</summary>
+internal sealed class ActionWorkItem(Action action) : WorkItem
+{
+    internal override void Execute() => action();
+}

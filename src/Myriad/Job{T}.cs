@@ -1,0 +1,104 @@
+using System;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+using System.Threading.Tasks;
+using Myriad.Jobs;
+
+namespace Myriad;
+
+/// <summary>
+/// A lightweight asynchronous operation that produces a <typeparamref name="T"/>: the result type of
+/// <c>async Job&lt;T&gt;</c> methods.
+/// </summary>
+/// <remarks>
+/// <para>Like <see cref="ValueTask{TResult}"/>, a job is a single-use handle: await it (or read its
+/// result) exactly once. Awaiting it twice, or reading its result after its pooled state was reused,
+/// throws <see cref="InvalidOperationException"/>. Use <see cref="AsTask"/> to share a result among
+/// several consumers.</para>
+/// <para>A job that completed synchronously carries its result inline and allocates nothing. A job
+/// that suspended points at pooled state that returns to its pool once the result is consumed.</para>
+/// <para>Awaiting a job resumes the awaiter on the thread that completes the job (inline while the
+/// stack is shallow, through the trampoline otherwise); it never captures the awaiting code's
+/// <see cref="System.Threading.SynchronizationContext"/>.</para>
+/// </remarks>
+[AsyncMethodBuilder(typeof(JobMethodBuilder<>))]
+[StructLayout(LayoutKind.Auto)]
+public readonly struct Job<T>
+{
+    internal readonly JobBox<T>? _box;
+    internal readonly T _result;
+    internal readonly short _token;
+
+    /// <summary>A job already completed with <paramref name="result"/>.</summary>
+    public Job(T result)
+    {
+        _box = null;
+        _result = result;
+        _token = 0;
+    }
+
+    internal Job(JobBox<T> box, short token)
+    {
+        _box = box;
+        _result = default!;
+        _token = token;
+    }
+
+    /// <summary>Whether the job has completed (successfully or not).</summary>
+    public bool IsCompleted => _box is null || _box.IsCompleted(_token);
+
+    /// <summary>Whether the job has completed successfully.</summary>
+    public bool IsCompletedSuccessfully => _box is null || (_box.IsCompleted(_token) && _box.ErrorUnchecked is null);
+
+    /// <summary>Gets the awaiter for <c>await</c>.</summary>
+    public JobAwaiter<T> GetAwaiter() => new(this);
+
+    /// <summary>
+    /// Blocks until the job completes and returns its result (consuming the job). On a Myriad worker
+    /// the thread keeps running other jobs while it waits; a spawned job that has not started yet is
+    /// run on the calling thread.
+    /// </summary>
+    public T Wait() => _box is null ? _result : _box.GetResult(_token);
+
+    /// <summary>A <see cref="ValueTask{TResult}"/> over the same state, without allocation. Consumes the job.</summary>
+    public ValueTask<T> AsValueTask() => _box is null ? new ValueTask<T>(_result) : new ValueTask<T>(_box, _token);
+
+    /// <summary>A <see cref="Task{TResult}"/> that completes with the job; allocates unless completed. Consumes the job.</summary>
+    public Task<T> AsTask() => AsValueTask().AsTask();
+
+    /// <summary>This job without its result.</summary>
+    public Job AsJob() => _box is null ? Job.CompletedJob : Job.FromUntyped(Jobs.Adapters.Discard(this));
+
+    /// <summary>Wraps a result in a completed job.</summary>
+    public static implicit operator Job<T>(T result) => new(result);
+}
+
+/// <summary>The awaiter of <see cref="Job{T}"/>.</summary>
+public readonly struct JobAwaiter<T> : ICriticalNotifyCompletion, IJobAwaiter
+{
+    private readonly Job<T> _job;
+
+    internal JobAwaiter(Job<T> job) => _job = job;
+
+    /// <summary>Whether the job has completed.</summary>
+    public bool IsCompleted => _job.IsCompleted;
+
+    /// <summary>The result (consumes the job); throws the job's exception.</summary>
+    public T GetResult() => _job._box is null ? _job._result : _job._box.GetResult(_job._token);
+
+    /// <summary>Schedules the continuation, flowing the ExecutionContext.</summary>
+    public void OnCompleted(Action continuation)
+    {
+        ArgumentNullException.ThrowIfNull(continuation);
+        Adapters.RegisterFlowing(_job._box, _job._token, continuation);
+    }
+
+    /// <summary>Schedules the continuation.</summary>
+    public void UnsafeOnCompleted(Action continuation)
+    {
+        ArgumentNullException.ThrowIfNull(continuation);
+        Adapters.Register(_job._box, _job._token, continuation);
+    }
+
+    void IJobAwaiter.OnCompleted(Internal.WorkItem continuation) => Adapters.Register(_job._box, _job._token, continuation);
+}

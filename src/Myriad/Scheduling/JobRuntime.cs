@@ -1,0 +1,204 @@
+using System;
+using System.Threading;
+using System.Threading.Tasks;
+using Myriad.Internal;
+using Myriad.Interop;
+using Myriad.Jobs;
+
+namespace Myriad.Scheduling;
+
+/// <summary>
+/// A scheduler that runs jobs: the common surface of <see cref="MultiThreadRuntime"/>,
+/// <see cref="CurrentThreadRuntime"/> and <see cref="DeterministicRuntime"/>.
+/// </summary>
+/// <remarks>
+/// <para><b>Where jobs run.</b> A spawned job starts on the runtime. After an <c>await</c> of another
+/// job it resumes on the thread that completed that job (inline while the stack is shallow; the
+/// trampoline hands deeper continuations to the current worker's queue). After an <c>await</c> of a
+/// <see cref="Task"/> or <see cref="ValueTask"/> started from a runtime thread, it resumes on that
+/// runtime.</para>
+/// <para><b>Failures.</b> A job's exception goes to whoever awaits its handle. A detached job
+/// (<see cref="SpawnDetached{TState}(TState, Func{TState, Job}, CancellationToken)"/>) has no
+/// awaiter: its failures raise <see cref="UnobservedException"/> (cancellations do not).</para>
+/// <para><b>Disposal</b> is described on each runtime.</para>
+/// </remarks>
+public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
+{
+    private MyriadTaskScheduler? _taskScheduler;
+    private long _spawned;
+    private long _completed;
+    private int _disposed;
+
+    /// <summary>Raised when a detached job fails. Runs on the thread that completed the job; must not throw.</summary>
+    public event EventHandler<UnobservedJobExceptionEventArgs>? UnobservedException;
+
+    /// <summary>
+    /// A <see cref="System.Threading.Tasks.TaskScheduler"/> that runs tasks on this runtime: start plain
+    /// <c>async Task</c> code with <c>Task.Factory.StartNew(..., scheduler)</c> and its awaits resume
+    /// here too. Inline execution is bounded by the trampoline, so long continuation chains do not
+    /// overflow the stack.
+    /// </summary>
+    public TaskScheduler TaskScheduler
+    {
+        get
+        {
+            MyriadTaskScheduler? scheduler = Volatile.Read(ref _taskScheduler);
+            return scheduler ?? Interlocked.CompareExchange(ref _taskScheduler, new MyriadTaskScheduler(this), null) ?? _taskScheduler!;
+        }
+    }
+
+    /// <summary>The number of threads that run jobs (1 for the single-threaded runtimes).</summary>
+    public abstract int WorkerCount { get; }
+
+    /// <summary>Whether <see cref="Dispose()"/> has been called.</summary>
+    public bool IsDisposed => Volatile.Read(ref _disposed) != 0;
+
+    /// <summary>Jobs spawned so far.</summary>
+    public long SpawnedCount => Volatile.Read(ref _spawned);
+
+    /// <summary>Spawned jobs that have completed so far.</summary>
+    public long CompletedCount => Volatile.Read(ref _completed);
+
+    /// <summary>Whether the calling thread is one of this runtime's scheduler threads.</summary>
+    public bool IsRuntimeThread => SchedulerContext.Current?.Runtime == this;
+
+    /// <summary>Queues an item from any thread. Implementations must accept items after disposal (see <see cref="ScheduleAfterDisposal"/>).</summary>
+    internal abstract void Schedule(WorkItem item);
+
+    /// <summary>Work that arrives after disposal (continuations of abandoned jobs) runs on the .NET thread pool, so it is neither lost nor stuck.</summary>
+    internal static void ScheduleAfterDisposal(WorkItem item) =>
+        ThreadPool.UnsafeQueueUserWorkItem(static i => Trampoline.RunFromScheduler(i), item, preferLocal: false);
+
+    internal void OnJobCompleted() => Interlocked.Increment(ref _completed);
+
+    internal void RaiseUnobservedException(Exception exception)
+    {
+        UnobservedException?.Invoke(this, new UnobservedJobExceptionEventArgs(exception));
+    }
+
+    private protected void ThrowIfDisposed()
+    {
+        if (IsDisposed)
+        {
+            ThrowHelper.ThrowObjectDisposed(GetType().Name);
+        }
+    }
+
+    private Job<TResult> SpawnCore<TState, TResult>(TState state, object body, SpawnBodyKind kind, bool detached, CancellationToken cancellationToken)
+    {
+        ThrowIfDisposed();
+        SpawnBox<TState, TResult> box = SpawnBox<TState, TResult>.Rent(this, state, body, kind, detached, cancellationToken);
+        short token = box.Version;
+        Interlocked.Increment(ref _spawned);
+        Schedule(box);
+        return detached ? default : new Job<TResult>(box, token);
+    }
+
+    /// <summary>
+    /// Starts <paramref name="body"/>(<paramref name="state"/>) on the runtime and returns a handle to
+    /// await. Pass a <c>static</c> lambda: the state travels typed, without a closure or boxing.
+    /// </summary>
+    /// <param name="state">The value the body receives.</param>
+    /// <param name="body">The job's code.</param>
+    /// <param name="cancellationToken">If canceled before the job starts, it ends canceled without running.
+    /// To cancel a running job, carry the token in the state.</param>
+    /// <exception cref="ArgumentNullException"><paramref name="body"/> is null.</exception>
+    /// <exception cref="ObjectDisposedException">The runtime was disposed.</exception>
+    public Job<TResult> Spawn<TState, TResult>(TState state, Func<TState, Job<TResult>> body, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(body);
+        return SpawnCore<TState, TResult>(state, body, SpawnBodyKind.AsyncResult, detached: false, cancellationToken);
+    }
+
+    /// <inheritdoc cref="Spawn{TState, TResult}(TState, Func{TState, Job{TResult}}, CancellationToken)"/>
+    public Job Spawn<TState>(TState state, Func<TState, Job> body, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(body);
+        return new Job(SpawnCore<TState, VoidResult>(state, body, SpawnBodyKind.AsyncVoid, detached: false, cancellationToken));
+    }
+
+    /// <summary>Runs a synchronous body with typed state on the runtime; returns a handle to await.</summary>
+    /// <inheritdoc cref="Spawn{TState, TResult}(TState, Func{TState, Job{TResult}}, CancellationToken)"/>
+    public Job Spawn<TState>(TState state, Action<TState> body, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(body);
+        return new Job(SpawnCore<TState, VoidResult>(state, body, SpawnBodyKind.SyncVoid, detached: false, cancellationToken));
+    }
+
+    /// <summary>Starts a job that needs no state (the delegate itself may still be a closure).</summary>
+    public Job<TResult> Spawn<TResult>(Func<Job<TResult>> body, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(body);
+        return Spawn(body, static b => b(), cancellationToken);
+    }
+
+    /// <inheritdoc cref="Spawn{TResult}(Func{Job{TResult}}, CancellationToken)"/>
+    public Job Spawn(Func<Job> body, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(body);
+        return Spawn(body, static b => b(), cancellationToken);
+    }
+
+    /// <summary>
+    /// Starts a job nobody will await (fire and forget). Its failure raises <see cref="UnobservedException"/>.
+    /// </summary>
+    public void SpawnDetached<TState>(TState state, Func<TState, Job> body, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(body);
+        SpawnCore<TState, VoidResult>(state, body, SpawnBodyKind.AsyncVoid, detached: true, cancellationToken);
+    }
+
+    /// <summary>Fire-and-forget form of the synchronous spawn.</summary>
+    public void SpawnDetached<TState>(TState state, Action<TState> body, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(body);
+        SpawnCore<TState, VoidResult>(state, body, SpawnBodyKind.SyncVoid, detached: true, cancellationToken);
+    }
+
+    /// <summary>
+    /// Blocking entry from ordinary code: runs the job on this runtime and waits for its result. If no
+    /// worker has picked it up yet, the calling thread runs it itself.
+    /// </summary>
+    public TResult Run<TState, TResult>(TState state, Func<TState, Job<TResult>> body, CancellationToken cancellationToken = default)
+        => Spawn(state, body, cancellationToken).Wait();
+
+    /// <inheritdoc cref="Run{TState, TResult}(TState, Func{TState, Job{TResult}}, CancellationToken)"/>
+    public TResult Run<TResult>(Func<Job<TResult>> body, CancellationToken cancellationToken = default)
+        => Spawn(body, cancellationToken).Wait();
+
+    /// <inheritdoc cref="Run{TState, TResult}(TState, Func{TState, Job{TResult}}, CancellationToken)"/>
+    public void Run(Func<Job> body, CancellationToken cancellationToken = default)
+        => Spawn(body, cancellationToken).Wait();
+
+    /// <summary>Stops the runtime; see the derived type for what happens to queued jobs.</summary>
+    public void Dispose()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) == 0)
+        {
+            DisposeCore();
+        }
+
+        GC.SuppressFinalize(this);
+    }
+
+    /// <summary>Stops the runtime without blocking the caller's thread.</summary>
+    public ValueTask DisposeAsync()
+    {
+        if (Volatile.Read(ref _disposed) != 0)
+        {
+            return default;
+        }
+
+        return new ValueTask(Task.Factory.StartNew(static r => ((JobRuntime)r!).Dispose(), this, CancellationToken.None, TaskCreationOptions.DenyChildAttach | TaskCreationOptions.LongRunning, TaskScheduler.Default));
+    }
+
+    /// <summary>Called once by <see cref="Dispose()"/>.</summary>
+    private protected abstract void DisposeCore();
+}
+
+/// <summary>Describes a failure of a detached job that nobody observed.</summary>
+public sealed class UnobservedJobExceptionEventArgs(Exception exception) : EventArgs
+{
+    /// <summary>The job's exception.</summary>
+    public Exception Exception { get; } = exception;
+}

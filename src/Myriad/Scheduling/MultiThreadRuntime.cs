@@ -1,0 +1,136 @@
+using System;
+using System.Collections.Concurrent;
+using System.Threading;
+using Myriad.Internal;
+
+namespace Myriad.Scheduling;
+
+/// <summary>
+/// The work-stealing runtime: a fixed set of worker threads, each with a bounded run queue and a
+/// next-job slot, sharing a global queue. See <c>docs/design.md</c> for the protocols.
+/// </summary>
+/// <remarks>
+/// <para><b>Disposal drains.</b> <see cref="JobRuntime.Dispose()"/> refuses new spawns
+/// (<see cref="ObjectDisposedException"/>), lets the workers run every job already queued and every
+/// continuation those jobs queue in turn, and returns when all queues are empty and the workers have
+/// exited. A job suspended on something that never completes (a receive on a channel nobody writes)
+/// is not queued and so does not hold up disposal: its handle simply stays pending. Work that
+/// arrives after disposal (a timer firing for such a job) runs on the .NET thread pool. Disposing
+/// from one of the runtime's own workers does not wait for that worker.</para>
+/// <para><b>Blocking a worker.</b> Waiting synchronously on a worker (<c>job.Wait()</c>) keeps that
+/// worker running other jobs until the awaited one completes, so it cannot deadlock the runtime;
+/// blocking a worker on anything else (a lock, <c>Thread.Sleep</c>) takes it out of service for that
+/// long, as with any fixed-size pool.</para>
+/// </remarks>
+public sealed partial class MultiThreadRuntime : JobRuntime
+{
+    private readonly Worker[] _workers;
+    private readonly ConcurrentQueue<WorkItem> _global = new();
+    private readonly RuntimeOptions _options;
+    private readonly Action<WorkItem[]> _overflow;
+    private volatile bool _shutdown;
+
+    /// <summary>Creates and starts a runtime with default options.</summary>
+    public MultiThreadRuntime()
+        : this(new RuntimeOptions())
+    {
+    }
+
+    /// <summary>Creates and starts a runtime.</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="options"/> is null.</exception>
+    public MultiThreadRuntime(RuntimeOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        _options = options;
+        _overflow = batch =>
+        {
+            foreach (WorkItem item in batch)
+            {
+                _global.Enqueue(item);
+            }
+        };
+        _workers = new Worker[options.WorkerCount];
+        for (int i = 0; i < _workers.Length; i++)
+        {
+            _workers[i] = new Worker(this, i);
+        }
+
+        _idle = new IdleCoordinator(this);
+        foreach (Worker worker in _workers)
+        {
+            worker.Start();
+        }
+    }
+
+    /// <inheritdoc/>
+    public override int WorkerCount => _workers.Length;
+
+    internal RuntimeOptions Options => _options;
+
+    internal Worker[] Workers => _workers;
+
+    internal ConcurrentQueue<WorkItem> GlobalQueue => _global;
+
+    internal Action<WorkItem[]> Overflow => _overflow;
+
+    internal bool IsShuttingDown => _shutdown;
+
+    internal override void Schedule(WorkItem item)
+    {
+        if (SchedulerContext.Current is Worker worker && worker.Runtime == this)
+        {
+            worker.PushLocal(item);
+            _idle.NotifyWork();
+            return;
+        }
+
+        if (_shutdown && IsDisposedAndDrained)
+        {
+            ScheduleAfterDisposal(item);
+            return;
+        }
+
+        _global.Enqueue(item);
+        _idle.NotifyWork();
+    }
+
+    /// <summary>True once every worker has exited after disposal.</summary>
+    private bool IsDisposedAndDrained => Volatile.Read(ref _exitedWorkers) == _workers.Length;
+
+    private int _exitedWorkers;
+
+    internal void OnWorkerExited() => Interlocked.Increment(ref _exitedWorkers);
+
+    /// <summary>True when any queue visible to a searching worker holds work.</summary>
+    internal bool AnyWorkVisible()
+    {
+        if (!_global.IsEmpty)
+        {
+            return true;
+        }
+
+        foreach (Worker worker in _workers)
+        {
+            if (worker.HasStealableWork)
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
+    private protected override void DisposeCore()
+    {
+        _shutdown = true;
+        _idle.WakeAll();
+        Worker? self = SchedulerContext.Current as Worker;
+        foreach (Worker worker in _workers)
+        {
+            if (worker != self)
+            {
+                worker.Join();
+            }
+        }
+    }
+}

@@ -1,0 +1,104 @@
+using System;
+
+namespace Myriad.Scheduling;
+
+/// <summary>
+/// Settings of a <see cref="MultiThreadRuntime"/>. Every tuning constant of the scheduler is here,
+/// with its default and where that default comes from.
+/// </summary>
+public sealed class RuntimeOptions
+{
+    private int _workerCount = Environment.ProcessorCount;
+    private int _localQueueCapacity = 256;
+    private int _globalQueueInterval = 61;
+    private int _nextSlotBudget = 3;
+    private int _searchRounds = 2;
+    private int? _maxSearchingWorkers;
+
+    /// <summary>Worker threads. Default: <see cref="Environment.ProcessorCount"/>.</summary>
+    /// <exception cref="ArgumentOutOfRangeException">Less than 1 or more than 4096.</exception>
+    public int WorkerCount
+    {
+        get => _workerCount;
+        set => _workerCount = Check(value, 1, 4096);
+    }
+
+    /// <summary>Prefix of the worker threads' names; the worker index is appended. Default "Myriad worker".</summary>
+    public string ThreadNamePrefix { get; set; } = "Myriad worker";
+
+    /// <summary>
+    /// Capacity of each worker's run queue, a power of two. Default 256: the size Go's per-P run queue
+    /// and Tokio's per-worker ring both settled on; large enough that overflow to the global queue is
+    /// rare, small enough that a steal-half moves a cache-friendly batch.
+    /// </summary>
+    public int LocalQueueCapacity
+    {
+        get => _localQueueCapacity;
+        set
+        {
+            Check(value, 2, 1 << 20);
+            if ((value & (value - 1)) != 0)
+            {
+                throw new ArgumentOutOfRangeException(nameof(value), value, "LocalQueueCapacity must be a power of two.");
+            }
+
+            _localQueueCapacity = value;
+        }
+    }
+
+    /// <summary>
+    /// A worker takes from the global queue first every this many scheduler ticks, so that jobs
+    /// which keep waking each other locally cannot starve work injected from outside. Default 61,
+    /// Go's value (a prime, so the check does not fall into step with periodic workloads).
+    /// </summary>
+    public int GlobalQueueInterval
+    {
+        get => _globalQueueInterval;
+        set => _globalQueueInterval = Check(value, 1, 1 << 20);
+    }
+
+    /// <summary>
+    /// How many jobs in a row a worker may take from its next-job (LIFO) slot before it must take
+    /// from its queue. Default 3, Tokio's cap: enough for message-passing locality, bounded so that
+    /// two jobs ping-ponging through the slot cannot starve the rest of the queue.
+    /// </summary>
+    public int NextSlotBudget
+    {
+        get => _nextSlotBudget;
+        set => _nextSlotBudget = Check(value, 0, 1 << 20);
+    }
+
+    /// <summary>
+    /// Rounds over all other workers' queues (each round followed by a short spin) that an idle
+    /// worker makes before it parks. Default 2: bounded spinning, so that an idle core really idles
+    /// (the .NET thread pool's longer spins are what makes tiny tasks burn every core, experiment E5).
+    /// </summary>
+    public int SearchRounds
+    {
+        get => _searchRounds;
+        set => _searchRounds = Check(value, 0, 1000);
+    }
+
+    /// <summary>
+    /// At most this many workers search other queues at once. Default: half the workers, at least one
+    /// (Go and Tokio's rule): more searchers only contend on the same victims.
+    /// </summary>
+    public int MaxSearchingWorkers
+    {
+        get => _maxSearchingWorkers ?? Math.Max(1, _workerCount / 2);
+        set => _maxSearchingWorkers = Check(value, 1, 4096);
+    }
+
+    /// <summary>Stack size of the worker threads in bytes; 0 uses the platform default.</summary>
+    public int ThreadStackSize { get; set; }
+
+    private static int Check(int value, int min, int max)
+    {
+        if (value < min || value > max)
+        {
+            throw new ArgumentOutOfRangeException(nameof(value), value, $"Must be between {min} and {max}.");
+        }
+
+        return value;
+    }
+}

@@ -1,0 +1,46 @@
+using System;
+using Myriad.Internal;
+
+namespace Myriad.Scheduling;
+
+/// <summary>
+/// What a thread that runs a Myriad scheduler offers to the job machinery: a place for deferred
+/// work, and a way to keep working (or sleep) while a job blocks on another.
+/// </summary>
+/// <remarks>
+/// A worker of the multi-threaded runtime, and a thread inside <c>Run</c> of a single-threaded
+/// runtime, set <see cref="Current"/> for as long as they run the scheduler. The value is per thread
+/// and is never shared: every method here is called on the owning thread only, except
+/// <see cref="Wake"/>, which any thread may call.
+/// </remarks>
+internal abstract class SchedulerContext
+{
+    [ThreadStatic] private static SchedulerContext? t_current;
+
+    /// <summary>The scheduler context of the calling thread, or null on a plain thread.</summary>
+    internal static SchedulerContext? Current => t_current;
+
+    internal abstract JobRuntime Runtime { get; }
+
+    /// <summary>Queues work deferred by the trampoline on this thread (owner thread only).</summary>
+    internal abstract void DeferLocal(WorkItem item);
+
+    /// <summary>Runs one queued item if there is one (owner thread only).</summary>
+    internal abstract bool TryRunOne();
+
+    /// <summary>Sleeps until <see cref="Wake"/> or new work (owner thread only); returns at once if woken meanwhile.</summary>
+    internal abstract void IdleUntilWoken(Jobs.BlockingWaiter waiter);
+
+    /// <summary>Wakes the owner from <see cref="IdleUntilWoken"/> (any thread).</summary>
+    internal abstract void Wake();
+
+    /// <summary>Installs <paramref name="context"/> as the thread's context and returns the previous one.</summary>
+    internal static SchedulerContext? Enter(SchedulerContext context)
+    {
+        SchedulerContext? previous = t_current;
+        t_current = context;
+        return previous;
+    }
+
+    internal static void Leave(SchedulerContext? previous) => t_current = previous;
+}

@@ -1,0 +1,229 @@
+using System;
+using System.Threading;
+using Myriad.Internal;
+using Myriad.Jobs;
+
+namespace Myriad.Scheduling;
+
+/// <summary>
+/// Common machinery of the runtimes that run every job on one thread: the thread that is inside
+/// <see cref="JobRuntime.Run{TResult}(Func{Job{TResult}}, CancellationToken)"/> (or <c>Wait()</c> on
+/// one of their jobs) drives them. Nothing runs while nobody drives: spawned jobs wait in the queue.
+/// </summary>
+/// <remarks>
+/// <para>Like Tokio's current-thread runtime: any thread may spawn (the queue is guarded by a lock),
+/// and one thread at a time drives. A job resumed by another thread's completion runs there, inline,
+/// like any job; a job that awaited a Task on the driver thread is posted back to the queue.</para>
+/// <para><b>Disposal cancels.</b> Queued jobs that never started complete as canceled when the runtime
+/// is disposed (their awaiters see <see cref="OperationCanceledException"/>); continuations queued
+/// after disposal run on the .NET thread pool.</para>
+/// </remarks>
+public abstract class SingleThreadRuntime : JobRuntime
+{
+    private readonly object _lock = new();
+    private readonly WorkQueue _queue = new();
+    private readonly Driver _driver;
+    private int _driving;
+
+    private protected SingleThreadRuntime() => _driver = new Driver(this);
+
+    /// <inheritdoc/>
+    public override int WorkerCount => 1;
+
+    /// <summary>Jobs and continuations waiting to run.</summary>
+    public int PendingCount
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _queue.Count;
+            }
+        }
+    }
+
+    /// <summary>Chooses which queued item runs next; called under the queue's lock with a non-empty queue.</summary>
+    private protected abstract WorkItem Dequeue(WorkQueue queue);
+
+    internal override void Schedule(WorkItem item)
+    {
+        lock (_lock)
+        {
+            if (!IsDisposed)
+            {
+                _queue.Enqueue(item);
+                item = null!;
+            }
+        }
+
+        if (item is not null)
+        {
+            ScheduleAfterDisposal(item);
+            return;
+        }
+
+        _driver.Wake();
+    }
+
+    /// <summary>
+    /// Runs queued jobs on the calling thread until none is left, and returns how many items ran.
+    /// Jobs suspended on something outside the runtime are not waited for.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">Another thread is driving the runtime.</exception>
+    public int RunUntilIdle()
+    {
+        int ran = 0;
+        Drive(() => false, ref ran);
+        return ran;
+    }
+
+    /// <summary>Drives the runtime on the calling thread until <paramref name="cell"/> completes.</summary>
+    internal void DriveUntilComplete(JobCell cell, short token, BlockingWaiter waiter)
+    {
+        int ran = 0;
+        Drive(() => waiter.IsDone, ref ran, cell, token, waiter);
+    }
+
+    private void Drive(Func<bool> done, ref int ran, JobCell? cell = null, short token = 0, BlockingWaiter? waiter = null)
+    {
+        if (Interlocked.CompareExchange(ref _driving, 1, 0) != 0)
+        {
+            throw new InvalidOperationException($"Another thread is already driving this {GetType().Name}; a single-threaded runtime runs on one thread at a time.");
+        }
+
+        SchedulerContext? previous = SchedulerContext.Enter(_driver);
+        try
+        {
+            if (cell is not null)
+            {
+                waiter!.BindContext(_driver);
+                cell.TryRunInline();
+                cell.OnCompleted(waiter!, token);
+            }
+
+            while (!done())
+            {
+                if (_driver.TryRunOne())
+                {
+                    ran++;
+                    continue;
+                }
+
+                if (waiter is null)
+                {
+                    return;
+                }
+
+                _driver.IdleUntilWoken(waiter);
+            }
+        }
+        finally
+        {
+            SchedulerContext.Leave(previous);
+            Volatile.Write(ref _driving, 0);
+        }
+    }
+
+    private protected override void DisposeCore()
+    {
+        WorkQueue abandoned = new();
+        lock (_lock)
+        {
+            while (_queue.TryDequeue(out WorkItem? item))
+            {
+                abandoned.Enqueue(item);
+            }
+        }
+
+        // Jobs that never started end canceled; anything else queued (continuations) runs elsewhere
+        // so that whoever waits on it is not stranded.
+        while (abandoned.TryDequeue(out WorkItem? item))
+        {
+            if (item is JobCell cell && cell.TryCancelUnstarted())
+            {
+                continue;
+            }
+
+            ScheduleAfterDisposal(item);
+        }
+
+        _driver.Wake();
+    }
+
+    private sealed class Driver(SingleThreadRuntime runtime) : SchedulerContext
+    {
+        private readonly Parker _parker = new();
+
+        internal override JobRuntime Runtime => runtime;
+
+        internal override void DeferLocal(WorkItem item)
+        {
+            lock (runtime._lock)
+            {
+                runtime._queue.Enqueue(item);
+            }
+        }
+
+        internal override bool TryRunOne()
+        {
+            WorkItem item;
+            lock (runtime._lock)
+            {
+                if (runtime._queue.Count == 0)
+                {
+                    return false;
+                }
+
+                item = runtime.Dequeue(runtime._queue);
+            }
+
+            Trampoline.RunFromScheduler(item);
+            return true;
+        }
+
+        internal override void IdleUntilWoken(BlockingWaiter waiter)
+        {
+            if (!waiter.IsDone)
+            {
+                _parker.Park();
+            }
+        }
+
+        internal override void Wake() => _parker.Unpark();
+    }
+}
+
+/// <summary>
+/// Runs every job on the one thread that drives it, in FIFO order: for UI-like code, for code that
+/// must not run concurrently, and for tests. See <see cref="SingleThreadRuntime"/>.
+/// </summary>
+public sealed class CurrentThreadRuntime : SingleThreadRuntime
+{
+    private protected override WorkItem Dequeue(WorkQueue queue)
+    {
+        queue.TryDequeue(out WorkItem? item);
+        return item!;
+    }
+}
+
+/// <summary>
+/// A single-threaded runtime that picks the next job pseudo-randomly from a seed: the same seed
+/// replays the same interleaving, and different seeds explore different ones (use it in tests to
+/// shake out ordering assumptions, as Go's race mode randomizes <c>runnext</c>).
+/// </summary>
+public sealed class DeterministicRuntime : SingleThreadRuntime
+{
+    private readonly Random _random;
+
+    /// <summary>Creates a runtime whose schedule is a function of <paramref name="seed"/>.</summary>
+    public DeterministicRuntime(int seed)
+    {
+        Seed = seed;
+        _random = new Random(seed);
+    }
+
+    /// <summary>The seed this runtime's schedule derives from.</summary>
+    public int Seed { get; }
+
+    private protected override WorkItem Dequeue(WorkQueue queue) => queue.RemoveAt(_random.Next(queue.Count));
+}

@@ -1,0 +1,221 @@
+using System;
+using System.Runtime.CompilerServices;
+using System.Threading;
+using Myriad.Internal;
+using Myriad.Jobs;
+
+namespace Myriad.Scheduling;
+
+/// <summary>How a <see cref="SpawnBox{TState,TResult}"/> calls its body (one box type serves all spawn overloads).</summary>
+internal enum SpawnBodyKind : byte
+{
+    /// <summary><c>Func&lt;TState, Job&lt;TResult&gt;&gt;</c>.</summary>
+    AsyncResult,
+
+    /// <summary><c>Func&lt;TState, Job&gt;</c> (TResult is VoidResult).</summary>
+    AsyncVoid,
+
+    /// <summary><c>Action&lt;TState&gt;</c> (TResult is VoidResult).</summary>
+    SyncVoid,
+}
+
+/// <summary>
+/// A spawned job: its typed state and body (no closure, no boxing of value-type state), the queue
+/// entry that starts it, and the completion cell its handle points at. Pooled.
+/// </summary>
+/// <remarks>
+/// <para><b>Claim state</b> (<c>_claim</c>): 0 = queued, not started; 1 = claimed (running or done).
+/// Exactly one of the scheduler (<see cref="Execute"/>) and a blocking waiter
+/// (<see cref="TryRunInline"/>) wins the 0 -> 1 exchange and runs the body. The loser returns.
+/// A queue may still hold an entry for a box after a waiter ran it inline and the box was reused;
+/// such a stale entry either finds the claim taken (and returns) or starts the box's new spawn,
+/// which is queued anyway and whose own entry will then find the claim taken. Either way the body
+/// runs exactly once per use, which is why <see cref="Rent"/> writes the claim last.</para>
+/// <para>When the body returns a pending job, the box registers <see cref="_onInnerCompleted"/> (a
+/// delegate cached for the life of the box) on it rather than itself, so that a stale queue entry can
+/// never be mistaken for the inner job's completion.</para>
+/// </remarks>
+internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
+{
+    private static readonly ContextCallback s_runBody = static s => ((SpawnBox<TState, TResult>)s!).RunBody();
+
+    private TState _state = default!;
+    private object? _body;
+    private SpawnBodyKind _kind;
+    private bool _detached;
+    private CancellationToken _cancellationToken;
+    private ExecutionContext? _context;
+    private JobRuntime? _runtime;
+    private Job<TResult> _inner;
+    private Action? _onInnerCompleted;
+    private int _claim;
+
+    internal static SpawnBox<TState, TResult> Rent(JobRuntime runtime, TState state, object body, SpawnBodyKind kind, bool detached, CancellationToken cancellationToken)
+    {
+        SpawnBox<TState, TResult> box = BoxPool<SpawnBox<TState, TResult>>.Rent() ?? new();
+        box._state = state;
+        box._body = body;
+        box._kind = kind;
+        box._detached = detached;
+        box._cancellationToken = cancellationToken;
+        box._context = ExecutionContextHelper.CaptureNonDefault();
+        box._runtime = runtime;
+        Volatile.Write(ref box._claim, 0); // last: publishes the fields above to whoever claims
+        return box;
+    }
+
+    internal override JobRuntime? OwnerRuntime => _runtime;
+
+    internal override void Execute()
+    {
+        if (Volatile.Read(ref _claim) == 0 && Interlocked.Exchange(ref _claim, 1) == 0)
+        {
+            Start();
+        }
+    }
+
+    internal override bool TryRunInline()
+    {
+        if (Volatile.Read(ref _claim) == 0 && Interlocked.Exchange(ref _claim, 1) == 0)
+        {
+            Start();
+            return true;
+        }
+
+        return false;
+    }
+
+    internal override bool TryCancelUnstarted()
+    {
+        if (Volatile.Read(ref _claim) == 0 && Interlocked.Exchange(ref _claim, 1) == 0)
+        {
+            Finish(default!, new OperationCanceledException("The runtime was disposed before the job started."));
+            return true;
+        }
+
+        return false;
+    }
+
+    private void Start()
+    {
+        if (_cancellationToken.IsCancellationRequested)
+        {
+            Finish(default!, new OperationCanceledException(_cancellationToken));
+            return;
+        }
+
+        ExecutionContext? context = _context;
+        if (context is null && ExecutionContextHelper.CurrentIsDefault)
+        {
+            RunBody();
+            ExecutionContextHelper.RestoreDefaultIfChanged();
+        }
+        else
+        {
+            ExecutionContext.Run(context ?? ExecutionContextHelper.Default, s_runBody, this);
+        }
+    }
+
+    private void RunBody()
+    {
+        Job<TResult> inner;
+        try
+        {
+            switch (_kind)
+            {
+                case SpawnBodyKind.AsyncResult:
+                    inner = ((Func<TState, Job<TResult>>)_body!)(_state);
+                    break;
+                case SpawnBodyKind.AsyncVoid:
+                    Job job = ((Func<TState, Job>)_body!)(_state);
+                    inner = Unsafe.As<Job<VoidResult>, Job<TResult>>(ref Unsafe.AsRef(in job._inner));
+                    break;
+                default:
+                    ((Action<TState>)_body!)(_state);
+                    inner = default;
+                    break;
+            }
+        }
+        catch (Exception exception)
+        {
+            Finish(default!, exception);
+            return;
+        }
+
+        if (inner.IsCompleted)
+        {
+            Complete(inner);
+        }
+        else
+        {
+            _inner = inner;
+            inner.GetAwaiter().UnsafeOnCompleted(_onInnerCompleted ??= OnInnerCompleted);
+        }
+    }
+
+    private void OnInnerCompleted()
+    {
+        Job<TResult> inner = _inner;
+        _inner = default;
+        Complete(inner);
+    }
+
+    private void Complete(Job<TResult> inner)
+    {
+        TResult result;
+        try
+        {
+            result = inner.GetAwaiter().GetResult();
+        }
+        catch (Exception exception)
+        {
+            Finish(default!, exception);
+            return;
+        }
+
+        Finish(result, null);
+    }
+
+    private void Finish(TResult result, Exception? error)
+    {
+        JobRuntime runtime = _runtime!;
+        bool detached = _detached;
+
+        // Drop the references the body held before anyone can observe completion.
+        _state = default!;
+        _body = null;
+        _context = null;
+        _cancellationToken = default;
+        runtime.OnJobCompleted();
+
+        if (detached)
+        {
+            // Nobody holds a handle: report failures, then recycle at once.
+            if (error is not null && error is not OperationCanceledException)
+            {
+                runtime.RaiseUnobservedException(error);
+            }
+
+            _runtime = null;
+            ResetBox();
+            BoxPool<SpawnBox<TState, TResult>>.Return(this);
+            return;
+        }
+
+        if (error is null)
+        {
+            SetResult(result);
+        }
+        else
+        {
+            SetException(error);
+        }
+    }
+
+    private protected override void Release()
+    {
+        _runtime = null;
+        ResetBox();
+        BoxPool<SpawnBox<TState, TResult>>.Return(this);
+    }
+}

@@ -1,0 +1,169 @@
+using System;
+using System.Threading;
+using Myriad.Internal;
+using Myriad.Jobs;
+
+namespace Myriad.Scheduling;
+
+/// <summary>
+/// One thread of a <see cref="MultiThreadRuntime"/>: its run queue, its next-job slot, and its loop.
+/// </summary>
+/// <remarks>
+/// <para><b>Next-job slot</b> (<c>_next</c>). Work deferred by the trampoline on this worker (a
+/// continuation that would have run inline if the stack were shallower) goes here, so it runs right
+/// after the current item unwinds: message-passing locality, as with Go's <c>runnext</c> and Tokio's
+/// LIFO slot. A new item displaces the old one into the run queue. The slot is only ever swapped
+/// atomically, so other workers can steal from it: a job parked in the slot of a worker stuck in a
+/// long item is not stranded (Tokio's lesson). The owner uses it at most
+/// <see cref="RuntimeOptions.NextSlotBudget"/> times in a row.</para>
+/// <para><b>Loop.</b> Each tick: every <see cref="RuntimeOptions.GlobalQueueInterval"/> ticks the
+/// global queue first; then the next-job slot (within budget), the run queue, the global queue; then
+/// search (steal half from a victim, starting at a rotating index) for a bounded number of rounds;
+/// then park (see <see cref="MultiThreadRuntime.IdleCoordinator"/>).</para>
+/// </remarks>
+internal sealed partial class Worker : SchedulerContext
+{
+    private readonly MultiThreadRuntime _runtime;
+    private readonly LocalQueue _queue;
+    private readonly Thread _thread;
+    private WorkItem? _next;
+    private int _nextUses;
+    private uint _tick;
+
+    internal Worker(MultiThreadRuntime runtime, int index)
+    {
+        _runtime = runtime;
+        Index = index;
+        _queue = new LocalQueue(runtime.Options.LocalQueueCapacity);
+        _thread = new Thread(static w => ((Worker)w!).RunLoop(), runtime.Options.ThreadStackSize)
+        {
+            IsBackground = true,
+            Name = $"{runtime.Options.ThreadNamePrefix} {index}",
+        };
+    }
+
+    internal int Index { get; }
+
+    internal Parker Parker { get; } = new();
+
+    /// <summary>Written by the idle coordinator (under its lock or by this worker); read by this worker.</summary>
+    internal volatile bool IsSearching;
+
+    internal override JobRuntime Runtime => _runtime;
+
+    internal LocalQueueStealer Stealer => _queue.Stealer;
+
+    internal bool HasStealableWork => _queue.Count > 0 || Volatile.Read(ref _next) is not null;
+
+    internal void Start() => _thread.UnsafeStart(this);
+
+    internal void Join() => _thread.Join();
+
+    internal void Unpark() => Parker.Unpark();
+
+    /// <summary>Queues spawned work at the back of this worker's queue (owner thread only).</summary>
+    internal void PushLocal(WorkItem item) => _queue.Owner.Push(item, _runtime.Overflow);
+
+    /// <summary>Trampoline deferrals go to the next-job slot (owner thread only).</summary>
+    internal override void DeferLocal(WorkItem item)
+    {
+        WorkItem? displaced = Interlocked.Exchange(ref _next, item);
+        if (displaced is not null)
+        {
+            _queue.Owner.Push(displaced, _runtime.Overflow);
+        }
+
+        _runtime.Idle.NotifyWork();
+    }
+
+    internal override bool TryRunOne()
+    {
+        WorkItem? item = NextLocal() ?? Search();
+        if (item is null)
+        {
+            return false;
+        }
+
+        Trampoline.RunFromScheduler(item);
+        return true;
+    }
+
+    internal override void IdleUntilWoken(BlockingWaiter waiter)
+    {
+        // A worker blocked in Wait is not on the idle stack: notifiers will not wake it for new
+        // work, so it sleeps briefly and looks again, and the awaited job's completion wakes it.
+        if (!waiter.IsDone)
+        {
+            Parker.Park(millisecondsTimeout: 1);
+        }
+    }
+
+    internal override void Wake() => Parker.Unpark();
+
+    private void RunLoop()
+    {
+        Enter(this);
+        try
+        {
+            while (true)
+            {
+                WorkItem? item = NextLocal();
+                if (item is null && _runtime.Idle.TryStartSearching(this))
+                {
+                    item = Search();
+                }
+
+                if (item is not null)
+                {
+                    _runtime.Idle.SearchSucceeded(this);
+                    Trampoline.RunFromScheduler(item);
+                    continue;
+                }
+
+                if (_runtime.IsShuttingDown && !_runtime.AnyWorkVisible())
+                {
+                    break;
+                }
+
+                _runtime.Idle.Park(this);
+            }
+        }
+        finally
+        {
+            _runtime.OnWorkerExited();
+        }
+    }
+
+    /// <summary>The next item from this worker's own sources, in fairness order.</summary>
+    private WorkItem? NextLocal()
+    {
+        _tick++;
+        WorkItem? item;
+        if (_tick % (uint)_runtime.Options.GlobalQueueInterval == 0 && _runtime.GlobalQueue.TryDequeue(out item))
+        {
+            return item;
+        }
+
+        if (_nextUses < _runtime.Options.NextSlotBudget)
+        {
+            item = Volatile.Read(ref _next) is null ? null : Interlocked.Exchange(ref _next, null);
+            if (item is not null)
+            {
+                _nextUses++;
+                return item;
+            }
+        }
+        else
+        {
+            // Budget spent: the slot's occupant goes to the back of the queue, behind older work.
+            item = Interlocked.Exchange(ref _next, null);
+            if (item is not null)
+            {
+                _queue.Owner.Push(item, _runtime.Overflow);
+            }
+        }
+
+        _nextUses = 0;
+        return _queue.Owner.Pop() ?? (_runtime.GlobalQueue.TryDequeue(out item) ? item : null);
+    }
+}
