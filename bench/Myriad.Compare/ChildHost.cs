@@ -1,0 +1,103 @@
+using System;
+using System.Globalization;
+using System.Threading;
+using Myriad.Compare.Experiments;
+
+namespace Myriad.Compare;
+
+/// <summary>
+/// The child side (<c>--child</c>): runs one (experiment, variant, case) once after a warm-up at a
+/// smaller size in the same process, measures it, prints one JSON line. Exit 0 ok, 3 wrong result,
+/// 2 bad arguments.
+/// </summary>
+internal static class ChildHost
+{
+    public const string Flag = "--child";
+
+    public static int Run(string[] args)
+    {
+        string? experimentId = null, variantId = null, mode = "";
+        long n = -1, warmup = -1;
+        int work = 0;
+        for (int i = 0; i + 1 < args.Length; i += 2)
+        {
+            string value = args[i + 1];
+            switch (args[i])
+            {
+                case "--experiment": experimentId = value; break;
+                case "--variant": variantId = value; break;
+                case "--n": n = long.Parse(value, CultureInfo.InvariantCulture); break;
+                case "--mode": mode = value; break;
+                case "--work": work = int.Parse(value, CultureInfo.InvariantCulture); break;
+                case "--warmup": warmup = long.Parse(value, CultureInfo.InvariantCulture); break;
+                default:
+                    Console.Error.WriteLine($"child: unknown argument {args[i]}");
+                    return 2;
+            }
+        }
+
+        Experiment? experiment = experimentId is null ? null : Catalog.Find(experimentId);
+        Variant? variant = variantId is null ? null : experiment?.FindVariant(variantId);
+        if (experiment is null || variant is null || variant.Run is null || n < 1)
+        {
+            Console.Error.WriteLine($"child: cannot run experiment '{experimentId}' variant '{variantId}' n={n}");
+            return 2;
+        }
+
+        var measured = new Case(n, mode, work);
+        Body body = variant.Run;
+
+        long warmN = warmup >= 0 ? warmup : experiment.WarmupN(measured);
+        if (warmN > 0)
+        {
+            Case warm = measured.WithN(warmN);
+            long got = body(warm);
+            long want = experiment.Expected(warm);
+            if (got != want)
+            {
+                Console.Error.WriteLine($"child: warm-up of {experiment.Id}/{variant.Id} ({warm.Label}) computed {got}, expected {want}");
+                return 3;
+            }
+
+            // Let the tiering compiler finish what the warm-up queued, then start from a clean heap.
+            Thread.Sleep(50);
+        }
+
+        GC.Collect();
+        GC.WaitForPendingFinalizers();
+        GC.Collect();
+
+        ProcessSnapshot start = ProcessSnapshot.Take();
+        long result = body(measured);
+        ProcessSnapshot end = ProcessSnapshot.TakeEnd();
+        long expected = experiment.Expected(measured);
+
+        var r = new RunResult
+        {
+            Experiment = experiment.Id,
+            Variant = variant.Id,
+            Mode = mode,
+            N = n,
+            Work = work,
+            WallMs = (end.Timestamp - start.Timestamp) * 1000.0 / System.Diagnostics.Stopwatch.Frequency,
+            CpuMs = (end.Cpu - start.Cpu).TotalMilliseconds,
+            PeakWsBytes = ProcessSnapshot.PeakWorkingSet(),
+            AllocatedBytes = end.Allocated - start.Allocated,
+            Result = result,
+            Expected = expected,
+            ResultOk = result == expected,
+            Gen0 = end.Gen0 - start.Gen0,
+            Gen1 = end.Gen1 - start.Gen1,
+            Gen2 = end.Gen2 - start.Gen2,
+        };
+        Console.Out.WriteLine(r.ToJson());
+        Console.Out.Flush();
+        if (!r.ResultOk)
+        {
+            Console.Error.WriteLine($"child: {experiment.Id}/{variant.Id} ({measured.Label}) computed {result}, expected {expected}");
+            return 3;
+        }
+
+        return 0;
+    }
+}

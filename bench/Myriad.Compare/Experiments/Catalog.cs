@@ -1,0 +1,189 @@
+using System;
+using System.Collections.Generic;
+
+namespace Myriad.Compare.Experiments;
+
+/// <summary>Every experiment, its variants and its sizes. The defaults are chosen so that a full run takes about 10 minutes on 2 cores.</summary>
+internal static class Catalog
+{
+    public const string PendingChannels = "Myriad channels (Myriad.Channels) have not landed on main yet";
+
+    public static readonly IReadOnlyList<Experiment> All =
+    [
+        new Experiment
+        {
+            Id = "recursion",
+            Title = "E1: deep async recursion",
+            Summary = "`n <= 0 ? 0 : 1 + await Count(n - 1)` on a thread with a 1 MiB stack. `tpl` is probed at increasing depths (each in its own child; a stack overflow kills the child) and the deepest depth that passed is timed; `tpl-deferred` queues every level with `Task.Factory.StartNew(...).Unwrap()`; `myriad` is `async Job<long>`. Depths differ per variant, so the ratios compare time per level.",
+            Unit = "level",
+            ComparePerOp = true,
+            Variants =
+            [
+                new Variant { Id = "tpl", Description = "plain `async Task<int>`, deepest passing depth of 100, 200, 500, 1k, ... (one child per probe)", Run = Recursion.Tpl, ProbeDepth = true, DefaultCases = [new Case(1_000_000)], QuickCases = [new Case(20_000)] },
+                new Variant { Id = "tpl-deferred", Description = "`1 + await Task.Factory.StartNew(s => Count((int)s - 1), n).Unwrap()` per level", Run = Recursion.TplDeferred, DefaultCases = [new Case(100_000)], QuickCases = [new Case(10_000)] },
+                new Variant { Id = "myriad", Description = "`async Job<long>`, waited with `Wait()` on the 1 MiB thread (no runtime needed)", Run = Recursion.Myriad, DefaultCases = [new Case(10_000_000)], QuickCases = [new Case(100_000)] },
+            ],
+            DefaultCases = [new Case(10_000_000)],
+            QuickCases = [new Case(100_000)],
+            Expected = c => c.N,
+            WarmupN = c => Math.Min(c.N / 10, 1_000),
+        },
+        new Experiment
+        {
+            Id = "chain-tasks",
+            Title = "E2: chained tasks (task form)",
+            Summary = "N workers; worker i awaits worker i-1's result and returns it + 1; the head is completed with 0 and the last must return N. Building the chain is measured.",
+            Unit = "link",
+            Variants =
+            [
+                new Variant { Id = "tpl", Description = "`async Task<int>` that starts with `await Task.Yield()` (as published), driven from a plain thread", Run = ChainTasks.Tpl },
+                new Variant { Id = "tpl-scheduler", Description = "`async Task<int>` without `Task.Yield`, built and run inside a dedicated 2-thread TaskScheduler (as published)", Run = ChainTasks.TplScheduler },
+                new Variant { Id = "myriad", Description = "`async Job<int>` chained from a `Promise<int>`, built and run inside `MultiThreadRuntime` (2 workers)", Run = ChainTasks.Myriad },
+                GoVariant("N goroutines, each one's result a `chan int` of capacity 1"),
+            ],
+            DefaultCases = [new Case(5_000), new Case(20_000), new Case(1_000_000)],
+            QuickCases = [new Case(1_000), new Case(20_000)],
+            Expected = c => c.N,
+        },
+        new Experiment
+        {
+            Id = "chain-channels",
+            Title = "E2: chained workers over unbuffered channels (channel form)",
+            Summary = "N+1 unbuffered channels; worker i receives from channel i, adds 1, sends to channel i+1; main sends 0 into the first and reads N from the last. Creating the N workers is measured.",
+            Unit = "link",
+            Variants =
+            [
+                new Variant { Id = "tpl", Description = "`Channel.CreateBounded<int>(0)` (.NET 10 rendezvous) and plain `async Task` workers", Run = ChainChannels.Tpl },
+                MyriadChannelVariant("`Chan.Unbuffered<int>()` and `async Job` workers spawned on `MultiThreadRuntime`", "ChainChannels"),
+                GoVariant("classic daisy chain over unbuffered channels"),
+            ],
+            DefaultCases = [new Case(5_000), new Case(20_000), new Case(1_000_000)],
+            QuickCases = [new Case(1_000), new Case(10_000)],
+            Expected = c => c.N,
+        },
+        new Experiment
+        {
+            Id = "spawn",
+            Title = "E3: spawning with state",
+            Summary = "N jobs with state `struct { long A; long B; }` = {k, 1} returning A + B, in batches of 1000: spawn the batch, then await each and sum. The spawner runs inside the runtime.",
+            Unit = "spawn",
+            Variants =
+            [
+                new Variant { Id = "tpl-run", Description = "`Task.Run(() => s.A + s.B)` (a closure and a delegate per spawn), spawner on the thread pool", Run = Spawn.TplRun },
+                new Variant { Id = "tpl-startnew", Description = "`Task.Factory.StartNew(static o => ..., (object)state, None, DenyChildAttach, Default)` (the struct boxes)", Run = Spawn.TplStartNew },
+                new Variant { Id = "myriad", Description = "`runtime.Spawn(state, static s => new Job<long>(s.A + s.B))` from inside a job", Run = Spawn.Myriad },
+                GoVariant("`go spawnJob(state{a: k, b: 1}, &slot, &wg)`, WaitGroup per batch"),
+            ],
+            DefaultCases = [new Case(1_000_000)],
+            QuickCases = [new Case(20_000)],
+            Expected = c => c.N * (c.N + 1) / 2,
+        },
+        new Experiment
+        {
+            Id = "async-overhead",
+            Title = "E4: the price of an async method",
+            Summary = "N calls of the same async method body (`Mix(await gate, i)`) with four return types. `sync`: the awaited gate is already complete, so the method completes synchronously. `suspend`: the gate is pending, the method suspends once and the driver (the producer, same thread) completes the gate, which resumes it inline. The gate is one allocation-free custom awaitable shared by all variants, so the differences are the method builders' own.",
+            Unit = "call",
+            Variants =
+            [
+                new Variant { Id = "tpl-task", Description = "`async Task<int>`", Run = AsyncOverhead.TplTask },
+                new Variant { Id = "tpl-valuetask", Description = "`async ValueTask<int>`", Run = AsyncOverhead.TplValueTask },
+                new Variant { Id = "tpl-pooled", Description = "`async ValueTask<int>` with `[AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]`", Run = AsyncOverhead.TplPooled },
+                new Variant { Id = "myriad", Description = "`async Job<int>`", Run = AsyncOverhead.Myriad },
+            ],
+            DefaultCases = [new Case(10_000_000, AsyncOverhead.Sync), new Case(10_000_000, AsyncOverhead.Suspend)],
+            QuickCases = [new Case(100_000, AsyncOverhead.Sync), new Case(100_000, AsyncOverhead.Suspend)],
+            CasesForN = sizes => Expand(sizes, [AsyncOverhead.Sync, AsyncOverhead.Suspend], [0]),
+            Expected = AsyncOverhead.Expected,
+            WarmupN = c => Math.Min(c.N, 200_000),
+        },
+        new Experiment
+        {
+            Id = "tiny-tasks",
+            Title = "E5: tiny tasks, sequential spawn-and-wait",
+            Summary = "N sequential spawn-and-wait operations; each job does W increments of a shared counter (ops x work). `thread`: the spawner is a plain OS thread that blocks on each job (`Task.Run(...).GetAwaiter().GetResult()` as published, `runtime.Spawn(...).Wait()`, a goroutine locked to its OS thread); `runtime`: the spawner is async code on the runtime and awaits each job. CPU time shows how much the idle cores burn.",
+            Unit = "op",
+            Variants =
+            [
+                new Variant { Id = "tpl", Description = "thread: `Task.Run(() => ...).GetAwaiter().GetResult()`; runtime: `await Task.Run(() => ...)` inside an async method on the pool", Run = TinyTasks.Tpl },
+                new Variant { Id = "myriad", Description = "thread: `runtime.Spawn(state, static s => ...).Wait()`; runtime: `await runtime.Spawn(...)` inside a job", Run = TinyTasks.Myriad },
+                GoVariant("`go tinyJob(...); <-done`; thread mode: `runtime.LockOSThread()` first"),
+            ],
+            DefaultCases = TinyDefaults(),
+            QuickCases = Expand([10_000], [TinyTasks.Thread, TinyTasks.InRuntime], [1]),
+            CasesForN = sizes => Expand(sizes, [TinyTasks.Thread, TinyTasks.InRuntime], [1, 10, 100, 1000]),
+            Expected = c => c.N * c.Work,
+        },
+        new Experiment
+        {
+            Id = "ping-pong",
+            Title = "Ping-pong over unbuffered channels",
+            Summary = "Two workers and two unbuffered channels, N round trips: the pinger sends i, the ponger replies i + 1, the pinger sums the replies.",
+            Unit = "round trip",
+            Variants =
+            [
+                new Variant { Id = "tpl", Description = "two `Channel.CreateBounded<int>(0)` and two plain `async Task` workers on the thread pool", Run = PingPong.Tpl },
+                MyriadChannelVariant("two `Chan.Unbuffered<int>()`, ponger spawned on `MultiThreadRuntime`, pinger inside `runtime.Run`", "PingPong"),
+                GoVariant("two goroutines, two unbuffered channels"),
+            ],
+            DefaultCases = [new Case(1_000_000)],
+            QuickCases = [new Case(10_000)],
+            Expected = c => c.N * (c.N + 1) / 2,
+        },
+    ];
+
+    public static Experiment? Find(string id)
+    {
+        foreach (Experiment e in All)
+        {
+            if (string.Equals(e.Id, id, StringComparison.Ordinal))
+            {
+                return e;
+            }
+        }
+
+        return null;
+    }
+
+    private static Variant GoVariant(string description) => new() { Id = "go", Kind = VariantKind.Go, Description = "Go: " + description };
+
+    private static Variant MyriadChannelVariant(string description, string experimentClass)
+    {
+        Body? body = MyriadChannelBodies.Find(experimentClass);
+        return body is null
+            ? new Variant { Id = "myriad", Kind = VariantKind.Pending, Description = description, PendingReason = PendingChannels }
+            : new Variant { Id = "myriad", Description = description, Run = body };
+    }
+
+    /// <summary>Default E5 sizes: the published ops x work pairs scaled down (see the README: the thread mode costs tens of microseconds per op here).</summary>
+    private static IReadOnlyList<Case> TinyDefaults()
+    {
+        var list = new List<Case>();
+        foreach (string mode in new[] { TinyTasks.Thread, TinyTasks.InRuntime })
+        {
+            list.Add(new Case(1_000_000, mode, 1));
+            list.Add(new Case(100_000, mode, 10));
+            list.Add(new Case(10_000, mode, 100));
+            list.Add(new Case(1_000, mode, 1_000));
+        }
+
+        return list;
+    }
+
+    private static IReadOnlyList<Case> Expand(IReadOnlyList<long> sizes, string[] modes, int[] works)
+    {
+        var list = new List<Case>();
+        foreach (string mode in modes)
+        {
+            foreach (int work in works)
+            {
+                foreach (long n in sizes)
+                {
+                    list.Add(new Case(n, mode, work));
+                }
+            }
+        }
+
+        return list;
+    }
+}

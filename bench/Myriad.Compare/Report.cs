@@ -1,0 +1,220 @@
+using System;
+using System.Collections.Generic;
+using System.IO;
+using System.Linq;
+using System.Text;
+using System.Text.Json;
+using Myriad.Compare.Experiments;
+
+namespace Myriad.Compare;
+
+/// <summary>Markdown tables (stdout and report.md) and the --json lines.</summary>
+internal static class Report
+{
+    /// <summary>The Myriad row to compare <paramref name="row"/> with: same case, or (per-op experiments) the experiment's one.</summary>
+    public static Row? Baseline(IReadOnlyList<Row> rows, Row row)
+    {
+        foreach (Row r in rows)
+        {
+            if (r.Experiment == row.Experiment && r.Variant.IsMyriad && r.HasData && r.Status == RowStatus.Ok
+                && (row.Experiment.ComparePerOp || r.Case == row.Case))
+            {
+                return r;
+            }
+        }
+
+        return null;
+    }
+
+    public static double TimeRatio(Row row, Row myriad) =>
+        row.Experiment.ComparePerOp ? row.NsPerOp / myriad.NsPerOp : row.WallMs / myriad.WallMs;
+
+    public static double MemoryRatio(Row row, Row myriad) => row.PeakWs / myriad.PeakWs;
+
+    public static string Tables(IReadOnlyList<Row> rows, Func<Experiment, string?>? chartLink = null)
+    {
+        var sb = new StringBuilder();
+        foreach (Experiment e in rows.Select(r => r.Experiment).Distinct())
+        {
+            sb.Append(Table(rows, e, chartLink?.Invoke(e)));
+        }
+
+        return sb.ToString();
+    }
+
+    public static string Table(IReadOnlyList<Row> all, Experiment e, string? chart)
+    {
+        List<Row> rows = all.Where(r => r.Experiment == e).ToList();
+        var sb = new StringBuilder();
+        sb.AppendLine($"### {e.Id}: {e.Title}");
+        sb.AppendLine();
+        sb.AppendLine(e.Summary);
+        sb.AppendLine();
+        string unit = e.Unit;
+        sb.AppendLine($"| size | variant | wall (median) | spread (min-max) | CPU | peak WS | allocated | time/{unit} | alloc/{unit} | time vs myriad | peak WS vs myriad | runs |");
+        sb.AppendLine("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        foreach (Row r in rows)
+        {
+            string size = r.Case.ShortLabel;
+            if (r.Variant.ProbeDepth && r.DeepestPassed is not null)
+            {
+                size += r.FirstOverflow is long f ? $" (deepest; {Format.Count(f)} overflows)" : " (deepest probed)";
+            }
+
+            if (!r.HasData || r.Status is RowStatus.Missing or RowStatus.Skipped or RowStatus.Pending or RowStatus.Overflow)
+            {
+                string what = r.Status switch
+                {
+                    RowStatus.Missing => "missing",
+                    RowStatus.Skipped => "skipped",
+                    RowStatus.Pending => "pending",
+                    RowStatus.Overflow => "stack overflow",
+                    _ => "FAILED",
+                };
+                sb.AppendLine($"| {size} | {r.Variant.Id} | {what} | {Escape(r.Note ?? "")} | | | | | | | | |");
+                continue;
+            }
+
+            Row? baseline = Baseline(all, r);
+            string time = "-", mem = "-";
+            if (baseline is not null)
+            {
+                time = Format.Ratio(TimeRatio(r, baseline));
+                mem = Format.Ratio(MemoryRatio(r, baseline));
+            }
+
+            string wall = Format.Ms(r.WallMs) + (r.Status == RowStatus.Failed ? " FAILED: " + Escape(r.Note ?? "") : "");
+            sb.AppendLine($"| {size} | {r.Variant.Id} | {wall} | {Format.Ms(r.WallMin)} - {Format.Ms(r.WallMax)} | {Format.Ms(r.CpuMs)} | {Format.Bytes(r.PeakWs)} | {Format.Bytes(r.Allocated)} | {Format.PerOpNs(r.NsPerOp)} | {Format.PerOpBytes(r.BytesPerOp)} | {time} | {mem} | {r.Runs.Count} |");
+        }
+
+        sb.AppendLine();
+        string ratios = RatioLines(all, rows);
+        if (ratios.Length > 0)
+        {
+            sb.Append(ratios);
+            sb.AppendLine();
+        }
+
+        if (chart is not null)
+        {
+            sb.AppendLine($"![{e.Id}]({chart})");
+            sb.AppendLine();
+        }
+
+        return sb.ToString();
+    }
+
+    private static string RatioLines(IReadOnlyList<Row> all, List<Row> rows)
+    {
+        var sb = new StringBuilder();
+        foreach (Row r in rows)
+        {
+            if (r.Variant.IsMyriad || !r.HasData || r.Status != RowStatus.Ok)
+            {
+                continue;
+            }
+
+            Row? baseline = Baseline(all, r);
+            if (baseline is null)
+            {
+                continue;
+            }
+
+            double t = TimeRatio(r, baseline);
+            double m = MemoryRatio(r, baseline);
+            string what = r.Experiment.ComparePerOp ? $"time per {r.Experiment.Unit}" : "time";
+            string verdict = t >= 1 ? "myriad faster" : "MYRIAD SLOWER";
+            sb.AppendLine($"- {r.Case.ShortLabel}: {r.Variant.Id}/myriad = {Format.Ratio(t)} {what} ({verdict}), {Format.Ratio(m)} peak memory");
+        }
+
+        return sb.ToString();
+    }
+
+    private static string Escape(string s) => s.Replace("|", "\\|", StringComparison.Ordinal).Replace("\n", " ", StringComparison.Ordinal);
+
+    public static IEnumerable<string> JsonLines(IReadOnlyList<Row> rows)
+    {
+        foreach (Row r in rows)
+        {
+            using var stream = new MemoryStream();
+            using (var w = new Utf8JsonWriter(stream))
+            {
+                w.WriteStartObject();
+                w.WriteString("experiment", r.Experiment.Id);
+                w.WriteString("variant", r.Variant.Id);
+                w.WriteNumber("n", r.Case.N);
+                w.WriteString("mode", r.Case.Mode);
+                w.WriteNumber("work", r.Case.Work);
+                w.WriteString("status", r.StatusText);
+                if (r.HasData)
+                {
+                    w.WriteNumber("wall_ms", Math.Round(r.WallMs, 3));
+                    w.WriteNumber("wall_ms_min", Math.Round(r.WallMin, 3));
+                    w.WriteNumber("wall_ms_max", Math.Round(r.WallMax, 3));
+                    w.WriteNumber("cpu_ms", Math.Round(r.CpuMs, 3));
+                    w.WriteNumber("peak_ws_bytes", (long)r.PeakWs);
+                    w.WriteNumber("allocated_bytes", (long)r.Allocated);
+                    w.WriteBoolean("result_ok", r.ResultOk == true);
+                    w.WriteNumber("ns_per_op", Math.Round(r.NsPerOp, 2));
+                    w.WriteStartArray("wall_ms_runs");
+                    foreach (RunResult run in r.Runs)
+                    {
+                        w.WriteNumberValue(Math.Round(run.WallMs, 3));
+                    }
+
+                    w.WriteEndArray();
+                }
+                else
+                {
+                    foreach (string field in new[] { "wall_ms", "wall_ms_min", "wall_ms_max", "cpu_ms", "peak_ws_bytes", "allocated_bytes", "result_ok", "ns_per_op" })
+                    {
+                        w.WriteNull(field);
+                    }
+                }
+
+                w.WriteNumber("runs", r.Runs.Count);
+                if (r.DeepestPassed is long deepest)
+                {
+                    w.WriteNumber("deepest_n", deepest);
+                }
+
+                if (r.FirstOverflow is long overflow)
+                {
+                    w.WriteNumber("first_overflow_n", overflow);
+                }
+
+                Row? baseline = r.HasData && r.Status == RowStatus.Ok ? Baseline(rows, r) : null;
+                if (baseline is not null)
+                {
+                    w.WriteNumber("time_ratio_vs_myriad", Math.Round(TimeRatio(r, baseline), 4));
+                    w.WriteNumber("peak_ws_ratio_vs_myriad", Math.Round(MemoryRatio(r, baseline), 4));
+                }
+
+                if (r.Note is not null)
+                {
+                    w.WriteString("note", r.Note);
+                }
+
+                w.WriteEndObject();
+            }
+
+            yield return Encoding.UTF8.GetString(stream.ToArray());
+        }
+    }
+
+    /// <summary>Writes report.md and one SVG per experiment into <paramref name="dir"/>.</summary>
+    public static void WriteFiles(string dir, IReadOnlyList<Row> rows, string header)
+    {
+        Directory.CreateDirectory(dir);
+        var experiments = rows.Select(r => r.Experiment).Distinct().ToList();
+        foreach (Experiment e in experiments)
+        {
+            File.WriteAllText(Path.Combine(dir, e.Id + ".svg"), Svg.Chart(rows, e));
+        }
+
+        var sb = new StringBuilder();
+        sb.Append(header);
+        sb.Append(Tables(rows, e => e.Id + ".svg"));
+        File.WriteAllText(Path.Combine(dir, "report.md"), sb.ToString());
+    }
+}
