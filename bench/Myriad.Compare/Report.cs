@@ -29,7 +29,10 @@ internal static class Report
     public static double TimeRatio(Row row, Row myriad) =>
         row.Experiment.ComparePerOp ? row.NsPerOp / myriad.NsPerOp : row.WallMs / myriad.WallMs;
 
-    public static double MemoryRatio(Row row, Row myriad) => row.PeakWs / myriad.PeakWs;
+    public static double MemoryRatio(Row row, Row myriad) =>
+        row.Experiment.ComparePerOp ? row.BytesPerOp / myriad.BytesPerOp : row.PeakWs / myriad.PeakWs;
+
+    public static string MemoryRatioName(Experiment e) => e.ComparePerOp ? $"alloc/{e.Unit}" : "peak WS";
 
     public static string Tables(IReadOnlyList<Row> rows, Func<Experiment, string?>? chartLink = null)
     {
@@ -51,14 +54,14 @@ internal static class Report
         sb.AppendLine(e.Summary);
         sb.AppendLine();
         string unit = e.Unit;
-        sb.AppendLine($"| size | variant | wall (median) | spread (min-max) | CPU | peak WS | allocated | time/{unit} | alloc/{unit} | time vs myriad | peak WS vs myriad | runs |");
+        sb.AppendLine($"| size | variant | wall (median) | spread (min-max) | CPU | peak WS | allocated | time/{unit} | alloc/{unit} | time vs myriad | {MemoryRatioName(e)} vs myriad | runs |");
         sb.AppendLine("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         foreach (Row r in rows)
         {
             string size = r.Case.ShortLabel;
             if (r.Variant.ProbeDepth && r.DeepestPassed is not null)
             {
-                size += r.FirstOverflow is long f ? $" (deepest; {Format.Count(f)} overflows)" : " (deepest probed)";
+                size += r.FirstOverflow is long f ? $" (deepest; {Format.Count(f)} overflowed)" : " (deepest probed)";
             }
 
             if (!r.HasData || r.Status is RowStatus.Missing or RowStatus.Skipped or RowStatus.Pending or RowStatus.Overflow)
@@ -124,7 +127,7 @@ internal static class Report
             double m = MemoryRatio(r, baseline);
             string what = r.Experiment.ComparePerOp ? $"time per {r.Experiment.Unit}" : "time";
             string verdict = t >= 1 ? "myriad faster" : "MYRIAD SLOWER";
-            sb.AppendLine($"- {r.Case.ShortLabel}: {r.Variant.Id}/myriad = {Format.Ratio(t)} {what} ({verdict}), {Format.Ratio(m)} peak memory");
+            sb.AppendLine($"- {r.Case.ShortLabel}: {r.Variant.Id}/myriad = {Format.Ratio(t)} {what} ({verdict}), {Format.Ratio(m)} {(r.Experiment.ComparePerOp ? "allocation per " + r.Experiment.Unit : "peak memory")}");
         }
 
         return sb.ToString();
@@ -187,7 +190,7 @@ internal static class Report
                 if (baseline is not null)
                 {
                     w.WriteNumber("time_ratio_vs_myriad", Math.Round(TimeRatio(r, baseline), 4));
-                    w.WriteNumber("peak_ws_ratio_vs_myriad", Math.Round(MemoryRatio(r, baseline), 4));
+                    w.WriteNumber(r.Experiment.ComparePerOp ? "alloc_per_op_ratio_vs_myriad" : "peak_ws_ratio_vs_myriad", Math.Round(MemoryRatio(r, baseline), 4));
                 }
 
                 if (r.Note is not null)

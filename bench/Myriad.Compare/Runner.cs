@@ -192,6 +192,16 @@ internal sealed class Runner(Options options)
 
     private void Measure(Row row)
     {
+        ChildOutcome? failure = MeasureRuns(row);
+        if (failure is not null)
+        {
+            Fail(row, row.Case, failure);
+        }
+    }
+
+    /// <summary>Runs the row's R children; returns the first failing outcome (the rest of the runs are skipped).</summary>
+    private ChildOutcome? MeasureRuns(Row row)
+    {
         for (int run = 1; run <= options.Runs; run++)
         {
             ChildOutcome outcome = Launch(row, row.Case, $"run {run}/{options.Runs}");
@@ -202,14 +212,20 @@ internal sealed class Runner(Options options)
 
             if (outcome.Status != ChildStatus.Ok)
             {
-                Fail(row, row.Case, outcome);
                 _done += options.Runs - run;
-                return;
+                return outcome;
             }
         }
+
+        return null;
     }
 
-    /// <summary>Recursion: probe depths of the ladder up to the case's N; time the deepest that passed.</summary>
+    /// <summary>
+    /// Recursion: probe depths of the ladder (100, 200, 500, 1k, ...) up to the case's N, one child
+    /// each, narrow the gap between the deepest pass and the first overflow by bisection, then time the
+    /// deepest passing depth. The limit is not perfectly sharp (frame sizes change as methods tier up),
+    /// so a timed run that overflows lowers the depth by 10% and starts the runs again.
+    /// </summary>
     private void Probe(Row row)
     {
         long cap = row.Case.N;
@@ -218,39 +234,96 @@ internal sealed class Runner(Options options)
         foreach (long depth in ladder)
         {
             probed++;
-            Case c = row.Case.WithN(depth);
-            ChildOutcome outcome = Launch(row, c, "probe");
-            if (outcome.Status == ChildStatus.Ok)
+            ChildStatus status = ProbeOnce(row, depth);
+            if (status == ChildStatus.Ok)
             {
                 row.DeepestPassed = depth;
                 continue;
             }
 
-            if (outcome.Status == ChildStatus.StackOverflow)
+            if (status != ChildStatus.StackOverflow)
             {
-                row.FirstOverflow = depth;
-                break;
+                _done += ladder.Length - probed + options.Runs;
+                return;
             }
 
-            Fail(row, c, outcome);
-            _done += ladder.Length - probed + options.Runs;
-            return;
+            row.FirstOverflow = depth;
+            break;
         }
 
         _done += ladder.Length - probed;
-        if (row.DeepestPassed is not long deepest)
+        if (row.DeepestPassed is null)
         {
             row.Status = RowStatus.Overflow;
-            row.Note = $"stack overflow already at n={Format.Count(ladder.FirstOrDefault())}";
+            row.Note = $"stack overflow already at n={Format.Count(ladder[0])}";
             _done += options.Runs;
             return;
         }
 
-        row.Case = row.Case.WithN(deepest);
+        // Bisect between the deepest pass and the first overflow, to about 5%.
+        while (row.FirstOverflow is long hi && row.DeepestPassed is long lo && hi - lo > Math.Max(100, lo / 20))
+        {
+            long mid = (lo + hi) / 2 / 100 * 100;
+            if (mid <= lo || mid >= hi)
+            {
+                break;
+            }
+
+            _total++;
+            ChildStatus status = ProbeOnce(row, mid);
+            if (status == ChildStatus.Ok)
+            {
+                row.DeepestPassed = mid;
+            }
+            else if (status == ChildStatus.StackOverflow)
+            {
+                row.FirstOverflow = mid;
+            }
+            else
+            {
+                _done += options.Runs;
+                return;
+            }
+        }
+
+        for (int attempt = 0; ; attempt++)
+        {
+            row.Case = row.Case.WithN(row.DeepestPassed!.Value);
+            row.Runs.Clear();
+            ChildOutcome? failure = MeasureRuns(row);
+            if (failure is null)
+            {
+                break;
+            }
+
+            if (failure.Status != ChildStatus.StackOverflow || attempt >= 4 || row.Case.N <= 100)
+            {
+                Fail(row, row.Case, failure);
+                return;
+            }
+
+            // The depth passed its probe but overflowed in a timed run: it is not reliable.
+            row.FirstOverflow = Math.Min(row.FirstOverflow ?? long.MaxValue, row.Case.N);
+            row.DeepestPassed = Math.Max(100, row.Case.N * 9 / 10 / 100 * 100);
+            _total += options.Runs;
+        }
+
         row.Note = row.FirstOverflow is long fail
-            ? $"deepest passing depth; n={Format.Count(fail)} dies of a stack overflow"
-            : $"passed every probed depth up to {Format.Count(deepest)}";
-        Measure(row);
+            ? $"deepest depth that passed every run; n={Format.Count(fail)} died of a stack overflow"
+            : $"passed every probed depth up to {Format.Count(row.Case.N)}";
+    }
+
+    /// <summary>One probe child at <paramref name="depth"/>: Ok, StackOverflow, or (anything else) a loud failure.</summary>
+    private ChildStatus ProbeOnce(Row row, long depth)
+    {
+        Case c = row.Case.WithN(depth);
+        ChildOutcome outcome = Launch(row, c, "probe");
+        if (outcome.Status is not (ChildStatus.Ok or ChildStatus.StackOverflow))
+        {
+            Fail(row, c, outcome);
+        }
+
+        return outcome.Status;
     }
 
     private ChildOutcome Launch(Row row, Case c, string what)

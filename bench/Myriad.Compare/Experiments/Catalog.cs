@@ -91,7 +91,7 @@ internal static class Catalog
                 new Variant { Id = "tpl-pooled", Description = "`async ValueTask<int>` with `[AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]`", Run = AsyncOverhead.TplPooled },
                 new Variant { Id = "myriad", Description = "`async Job<int>`", Run = AsyncOverhead.Myriad },
             ],
-            DefaultCases = [new Case(10_000_000, AsyncOverhead.Sync), new Case(10_000_000, AsyncOverhead.Suspend)],
+            DefaultCases = [new Case(2_000_000, AsyncOverhead.Sync), new Case(2_000_000, AsyncOverhead.Suspend)],
             QuickCases = [new Case(100_000, AsyncOverhead.Sync), new Case(100_000, AsyncOverhead.Suspend)],
             CasesForN = sizes => Expand(sizes, [AsyncOverhead.Sync, AsyncOverhead.Suspend], [0]),
             Expected = AsyncOverhead.Expected,

@@ -182,6 +182,11 @@ internal static class Format
             return (n / 1_000).ToString(CultureInfo.InvariantCulture) + "k";
         }
 
+        if (n >= 1_000 && n < 1_000_000 && n % 100 == 0)
+        {
+            return (n / 1_000.0).ToString("0.0", CultureInfo.InvariantCulture) + "k";
+        }
+
         return n.ToString("N0", CultureInfo.InvariantCulture);
     }
 
