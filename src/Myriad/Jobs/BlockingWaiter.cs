@@ -82,6 +82,7 @@ internal sealed class BlockingWaiter : WorkItem
 
             if (!waiter._done)
             {
+                MultiThreadRuntime.PayOwedWake();
                 lock (waiter)
                 {
                     while (!waiter._done)

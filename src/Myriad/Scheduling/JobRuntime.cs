@@ -69,6 +69,11 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     internal static void ScheduleAfterDisposal(WorkItem item) =>
         ThreadPool.UnsafeQueueUserWorkItem(static i => Trampoline.RunFromScheduler(i), item, preferLocal: false);
 
+    /// <summary>A thread that waits for an unstarted spawned job is about to run it itself.</summary>
+    internal virtual void OnRunInline(WorkItem item)
+    {
+    }
+
     internal void OnJobCompleted() => Interlocked.Increment(ref _completed);
 
     internal void RaiseUnobservedException(Exception exception)

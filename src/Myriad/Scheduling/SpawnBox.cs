@@ -78,6 +78,7 @@ internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
     {
         if (Volatile.Read(ref _claim) == 0 && Interlocked.Exchange(ref _claim, 1) == 0)
         {
+            _runtime!.OnRunInline(this);
             Start();
             return true;
         }
