@@ -9,6 +9,7 @@ public sealed partial class MultiThreadRuntime
     [ThreadStatic] private static MultiThreadRuntime? t_pendingWake;
 
     private Timer? _wakeTimer;
+    private GuestContext? _guest;
     private int _wakeTimerArmed;
 
     /// <summary>
@@ -19,7 +20,7 @@ public sealed partial class MultiThreadRuntime
     /// there, several microseconds, and the woken worker then spins looking for work: this is how
     /// tiny tasks make the .NET thread pool burn every core (experiment E5). Yet a plain thread that
     /// spawns a job very often waits for it at once, and then runs it itself
-    /// (<see cref="OnRunInline"/>), which needs no worker at all.</para>
+    /// (<see cref="EnterInlineRun"/>), which needs no worker at all.</para>
     /// <para><b>Protocol.</b>
     /// 1. Enqueue on the injection queue.
     /// 2. If no worker is parked, or a worker is searching, nothing more is needed (they look there).
@@ -69,14 +70,25 @@ public sealed partial class MultiThreadRuntime
         }
     }
 
-    /// <summary>Step 5: a plain thread runs a job it spawned; take its queue entry back.</summary>
-    internal override void OnRunInline(WorkItem item)
+    /// <summary>
+    /// Step 5: a plain thread runs a job it spawned; take its queue entry back, and let the thread act
+    /// as a guest of the runtime for the synchronous part of the job (see <see cref="GuestContext"/>).
+    /// </summary>
+    internal override SchedulerContext? EnterInlineRun(WorkItem item)
     {
         _global.TryTakeBackLast(item);
         if (t_pendingWake == this && _global.IsEmpty)
         {
             t_pendingWake = null;
         }
+
+        SchedulerContext? current = SchedulerContext.Current;
+        if (current is null)
+        {
+            SchedulerContext.Enter(_guest ??= new GuestContext(this));
+        }
+
+        return current;
     }
 
     private Timer CreateWakeTimer() =>
