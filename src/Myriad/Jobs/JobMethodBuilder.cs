@@ -86,7 +86,6 @@ public struct JobMethodBuilder<T>
         where TStateMachine : IAsyncStateMachine
     {
         StateMachineBox<TStateMachine, T> box = GetBox(ref stateMachine);
-        box.CaptureContext();
         awaiter.OnCompleted(box.GetForeignContinuation());
     }
 
@@ -96,12 +95,12 @@ public struct JobMethodBuilder<T>
         where TStateMachine : IAsyncStateMachine
     {
         StateMachineBox<TStateMachine, T> box = GetBox(ref stateMachine);
-        box.CaptureContext();
 
         // For value-type awaiters the JIT folds the type test and removes the box of the cast
         // (the same pattern the BCL's builders use), so awaiting a job costs no delegate.
         if (default(TAwaiter) is not null && awaiter is IJobAwaiter)
         {
+            box.CaptureContext();
             ((IJobAwaiter)awaiter).OnCompleted(box);
         }
         else

@@ -69,6 +69,12 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     internal static void ScheduleAfterDisposal(WorkItem item) =>
         ThreadPool.UnsafeQueueUserWorkItem(static i => Trampoline.RunFromScheduler(i), item, preferLocal: false);
 
+    /// <summary>
+    /// A thread that waits for an unstarted spawned job is about to run it itself. Returns the
+    /// thread's scheduler context to restore afterwards (see <see cref="SchedulerContext.Leave"/>).
+    /// </summary>
+    internal virtual SchedulerContext? EnterInlineRun(WorkItem item) => SchedulerContext.Current;
+
     internal void OnJobCompleted() => Interlocked.Increment(ref _completed);
 
     internal void RaiseUnobservedException(Exception exception)
@@ -76,9 +82,13 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
         UnobservedException?.Invoke(this, new UnobservedJobExceptionEventArgs(exception));
     }
 
+    /// <summary>
+    /// Spawning is refused once disposal started, except from the runtime's own threads: the jobs
+    /// that run while a multi-threaded runtime drains may still spawn the work they need to finish.
+    /// </summary>
     private protected void ThrowIfDisposed()
     {
-        if (IsDisposed)
+        if (IsDisposed && !IsRuntimeThread)
         {
             ThrowHelper.ThrowObjectDisposed(GetType().Name);
         }

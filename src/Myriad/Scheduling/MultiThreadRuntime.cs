@@ -1,5 +1,4 @@
 using System;
-using System.Collections.Concurrent;
 using System.Threading;
 using Myriad.Internal;
 
@@ -25,7 +24,7 @@ namespace Myriad.Scheduling;
 public sealed partial class MultiThreadRuntime : JobRuntime
 {
     private readonly Worker[] _workers;
-    private readonly ConcurrentQueue<WorkItem> _global = new();
+    private readonly InjectionQueue _global = new();
     private readonly RuntimeOptions _options;
     private readonly Action<WorkItem[]> _overflow;
     private volatile bool _shutdown;
@@ -42,13 +41,7 @@ public sealed partial class MultiThreadRuntime : JobRuntime
     {
         ArgumentNullException.ThrowIfNull(options);
         _options = options;
-        _overflow = batch =>
-        {
-            foreach (WorkItem item in batch)
-            {
-                _global.Enqueue(item);
-            }
-        };
+        _overflow = _global.EnqueueBatch;
         _workers = new Worker[options.WorkerCount];
         for (int i = 0; i < _workers.Length; i++)
         {
@@ -69,7 +62,7 @@ public sealed partial class MultiThreadRuntime : JobRuntime
 
     internal Worker[] Workers => _workers;
 
-    internal ConcurrentQueue<WorkItem> GlobalQueue => _global;
+    internal InjectionQueue GlobalQueue => _global;
 
     internal Action<WorkItem[]> Overflow => _overflow;
 
@@ -90,8 +83,7 @@ public sealed partial class MultiThreadRuntime : JobRuntime
             return;
         }
 
-        _global.Enqueue(item);
-        _idle.NotifyWork();
+        ScheduleFromOutside(item);
     }
 
     /// <summary>True once every worker has exited after disposal.</summary>
@@ -123,6 +115,7 @@ public sealed partial class MultiThreadRuntime : JobRuntime
     private protected override void DisposeCore()
     {
         _shutdown = true;
+        _wakeTimer?.Dispose();
         _idle.WakeAll();
         Worker? self = SchedulerContext.Current as Worker;
         foreach (Worker worker in _workers)

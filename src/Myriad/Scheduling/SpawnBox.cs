@@ -78,7 +78,16 @@ internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
     {
         if (Volatile.Read(ref _claim) == 0 && Interlocked.Exchange(ref _claim, 1) == 0)
         {
-            Start();
+            SchedulerContext? previous = _runtime!.EnterInlineRun(this);
+            try
+            {
+                Start();
+            }
+            finally
+            {
+                SchedulerContext.Leave(previous);
+            }
+
             return true;
         }
 
