@@ -1,0 +1,124 @@
+// TODO(channels): NOT COMPILED YET. Myriad.Channels (Chan) has not landed on main; this file is
+// excluded in Myriad.Benchmarks.csproj. When src/Myriad/Channels is on main: remove the
+// <Compile Remove> line, adapt the select benchmark to the real Select API, run with --job short,
+// and commit the report under bench/results/.
+using System.Threading.Channels;
+using System.Threading.Tasks;
+using BenchmarkDotNet.Attributes;
+using Myriad.Channels;
+using Myriad.Scheduling;
+
+namespace Myriad.Benchmarks;
+
+/// <summary>
+/// One send + one receive per channel kind. Buffered kinds: send then receive on one thread (both
+/// complete synchronously). Unbuffered: 1000 round trips between two jobs (a rendezvous needs a
+/// partner), figures per round trip. One select over two channels.
+/// </summary>
+[Config(typeof(BenchConfig))]
+[CategoriesColumn]
+[GroupBenchmarksBy(BenchmarkDotNet.Configs.BenchmarkLogicalGroupRule.ByCategory)]
+public class ChannelBenchmarks
+{
+    private const int RoundTrips = 1000;
+
+    private MultiThreadRuntime _runtime = null!;
+    private Chan<int> _bounded = null!;
+    private Chan<int> _unbounded = null!;
+    private Channel<int> _tplBounded = null!;
+    private Channel<int> _tplUnbounded = null!;
+
+    [GlobalSetup]
+    public void Setup()
+    {
+        _runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = System.Environment.ProcessorCount });
+        _bounded = Chan.Bounded<int>(1024);
+        _unbounded = Chan.Unbounded<int>();
+        _tplBounded = Channel.CreateBounded<int>(1024);
+        _tplUnbounded = Channel.CreateUnbounded<int>();
+    }
+
+    [GlobalCleanup]
+    public void Cleanup() => _runtime.Dispose();
+
+    [Benchmark(Baseline = true), BenchmarkCategory("bounded")]
+    public int Bounded_Tpl()
+    {
+        _tplBounded.Writer.TryWrite(1);
+        _tplBounded.Reader.TryRead(out int v);
+        return v;
+    }
+
+    [Benchmark, BenchmarkCategory("bounded")]
+    public int Bounded_Myriad()
+    {
+        _bounded.SendAsync(1).Wait();
+        return _bounded.ReceiveAsync().Wait();
+    }
+
+    [Benchmark(Baseline = true), BenchmarkCategory("unbounded")]
+    public int Unbounded_Tpl()
+    {
+        _tplUnbounded.Writer.TryWrite(1);
+        _tplUnbounded.Reader.TryRead(out int v);
+        return v;
+    }
+
+    [Benchmark, BenchmarkCategory("unbounded")]
+    public int Unbounded_Myriad()
+    {
+        _unbounded.SendAsync(1).Wait();
+        return _unbounded.ReceiveAsync().Wait();
+    }
+
+    [Benchmark(Baseline = true, OperationsPerInvoke = RoundTrips), BenchmarkCategory("unbuffered")]
+    public long Unbuffered_Tpl() => Task.Run(static () => TplPingPong()).GetAwaiter().GetResult();
+
+    [Benchmark(OperationsPerInvoke = RoundTrips), BenchmarkCategory("unbuffered")]
+    public long Unbuffered_Myriad() => _runtime.Run(_runtime, static rt => MyriadPingPong(rt));
+
+    // TODO(channels): one select over two channels, e.g. the ready one of two unbuffered channels,
+    // once the Select API is known.
+
+    private static async Task<long> TplPingPong()
+    {
+        Channel<int> ping = Channel.CreateBounded<int>(0), pong = Channel.CreateBounded<int>(0);
+        Task ponger = Task.Run(async () =>
+        {
+            for (int i = 0; i < RoundTrips; i++)
+            {
+                await pong.Writer.WriteAsync(await ping.Reader.ReadAsync() + 1);
+            }
+        });
+        long sum = 0;
+        for (int i = 0; i < RoundTrips; i++)
+        {
+            await ping.Writer.WriteAsync(i);
+            sum += await pong.Reader.ReadAsync();
+        }
+
+        await ponger;
+        return sum;
+    }
+
+    private static async Job<long> MyriadPingPong(JobRuntime runtime)
+    {
+        Chan<int> ping = Chan.Unbuffered<int>(), pong = Chan.Unbuffered<int>();
+        Job ponger = runtime.Spawn((ping, pong), static async s =>
+        {
+            for (int i = 0; i < RoundTrips; i++)
+            {
+                await s.pong.SendAsync(await s.ping.ReceiveAsync() + 1);
+            }
+        });
+        long sum = 0;
+        for (int i = 0; i < RoundTrips; i++)
+        {
+            await ping.SendAsync(i);
+            sum += await pong.ReceiveAsync();
+        }
+
+        await ponger;
+        return sum;
+    }
+}
