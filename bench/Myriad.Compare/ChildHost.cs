@@ -70,6 +70,13 @@ internal static class ChildHost
         ProcessSnapshot start = ProcessSnapshot.Take();
         long result = body(measured);
         ProcessSnapshot end = ProcessSnapshot.TakeEnd();
+
+        // Test hook for the result check itself: MYRIAD_COMPARE_FAULT=experiment/variant corrupts that result.
+        if (Environment.GetEnvironmentVariable("MYRIAD_COMPARE_FAULT") == experiment.Id + "/" + variant.Id)
+        {
+            result++;
+        }
+
         long expected = experiment.Expected(measured);
 
         var r = new RunResult

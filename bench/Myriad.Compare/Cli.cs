@@ -73,7 +73,8 @@ internal static class Cli
             foreach (Variant v in e.Variants)
             {
                 string note = v.Kind == VariantKind.Pending ? " [pending: " + v.PendingReason + "]" : "";
-                Console.Out.WriteLine($"  {v.Id,-14} {v.Description}{note}");
+                string sizes = v.DefaultCases is null ? "" : $" [default size {string.Join(", ", v.DefaultCases.Select(c => c.ShortLabel))}]";
+                Console.Out.WriteLine($"  {v.Id,-14} {v.Description}{sizes}{note}");
             }
         }
     }

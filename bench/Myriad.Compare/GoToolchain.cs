@@ -11,9 +11,15 @@ internal static class GoToolchain
 
     private const string BackportsGo = "/usr/lib/go-1.23/bin/go";
 
-    /// <summary>The go binary: on PATH, else Debian's golang-1.23-go location; null if neither exists.</summary>
+    /// <summary>The go binary: $MYRIAD_GO if set, else on PATH, else Debian's golang-1.23-go location; null if none exists.</summary>
     public static string? FindGo()
     {
+        string? explicitGo = Environment.GetEnvironmentVariable("MYRIAD_GO");
+        if (!string.IsNullOrEmpty(explicitGo))
+        {
+            return File.Exists(explicitGo) ? explicitGo : null;
+        }
+
         string? path = Environment.GetEnvironmentVariable("PATH");
         if (path is not null)
         {
