@@ -1,0 +1,84 @@
+using Myriad.Channels;
+using Myriad.Scheduling;
+
+namespace Myriad.Compare.Experiments;
+
+/// <summary>Wires the Myriad channel variants into the catalog (this file is compiled once Myriad.Channels is on main).</summary>
+internal static partial class MyriadChannelBodies
+{
+    static partial void Lookup(string experimentClass, ref Body? body)
+    {
+        body = experimentClass switch
+        {
+            "ChainChannels" => MyriadChannels.Chain,
+            "PingPong" => MyriadChannels.PingPong,
+            _ => null,
+        };
+    }
+}
+
+/// <summary>The myriad variants of chain-channels (E2, channel form) and ping-pong.</summary>
+internal static class MyriadChannels
+{
+    /// <summary>N+1 <c>Chan.Unbuffered&lt;int&gt;()</c>; N <c>async Job</c> workers spawned on the runtime; main sends 0 and reads N.</summary>
+    public static long Chain(Case c)
+    {
+        MultiThreadRuntime runtime = Hosts.Runtime;
+        return runtime.Run((runtime, checked((int)c.N)), static s => ChainRun(s.runtime, s.Item2));
+    }
+
+    /// <summary>Two <c>Chan.Unbuffered&lt;int&gt;()</c>; the ponger is spawned on the runtime, the pinger runs inside <c>runtime.Run</c>.</summary>
+    public static long PingPong(Case c)
+    {
+        MultiThreadRuntime runtime = Hosts.Runtime;
+        return runtime.Run((runtime, checked((int)c.N)), static s => PingPongRun(s.runtime, s.Item2));
+    }
+
+    private static async Job<int> ChainRun(JobRuntime runtime, int n)
+    {
+        var channels = new Chan<int>[n + 1];
+        for (int i = 0; i <= n; i++)
+        {
+            channels[i] = Chan.Unbuffered<int>();
+        }
+
+        for (int i = 0; i < n; i++)
+        {
+            runtime.SpawnDetached((channels[i], channels[i + 1]), static s => ChainWorker(s.Item1, s.Item2));
+        }
+
+        await channels[0].SendAsync(0);
+        return await channels[n].ReceiveAsync();
+    }
+
+    private static async Job ChainWorker(Chan<int> input, Chan<int> output)
+    {
+        int value = await input.ReceiveAsync();
+        await output.SendAsync(value + 1);
+    }
+
+    private static async Job<long> PingPongRun(JobRuntime runtime, int n)
+    {
+        Chan<int> ping = Chan.Unbuffered<int>();
+        Chan<int> pong = Chan.Unbuffered<int>();
+        Job ponger = runtime.Spawn((ping, pong, n), static s => Ponger(s.ping, s.pong, s.n));
+        long sum = 0;
+        for (int i = 0; i < n; i++)
+        {
+            await ping.SendAsync(i);
+            sum += await pong.ReceiveAsync();
+        }
+
+        await ponger;
+        return sum;
+    }
+
+    private static async Job Ponger(Chan<int> ping, Chan<int> pong, int n)
+    {
+        for (int i = 0; i < n; i++)
+        {
+            int value = await ping.ReceiveAsync();
+            await pong.SendAsync(value + 1);
+        }
+    }
+}
