@@ -47,14 +47,15 @@ internal static class Svg
 
         const int barW = 22, barGap = 4, groupGap = 36, left = 80, right = 20, top = 60, plotH = 300, bottom = 70;
         int groupW = (variants.Count * (barW + barGap)) - barGap;
-        int width = Math.Max(420, left + right + (groups.Count * (groupW + groupGap)));
+        string title = e.Id + ": " + e.Title;
+        int width = Math.Max(Math.Max(420, left + (title.Length * 9)), left + right + (groups.Count * (groupW + groupGap)));
         int height = top + plotH + bottom;
 
         double lo, hi;
         if (log)
         {
             lo = Math.Pow(10, Math.Floor(Math.Log10(min)));
-            hi = Math.Pow(10, Math.Ceiling(Math.Log10(max)));
+            hi = Math.Pow(10, Math.Ceiling(Math.Log10(max) + 0.3)); // headroom for the value labels
             if (hi <= lo)
             {
                 hi = lo * 10;
@@ -63,7 +64,7 @@ internal static class Svg
         else
         {
             lo = 0;
-            hi = NiceCeiling(max);
+            hi = NiceCeiling(max * 1.2);
         }
 
         double Y(double v)
@@ -75,7 +76,7 @@ internal static class Svg
         var sb = new StringBuilder();
         sb.AppendLine(CultureInfo.InvariantCulture, $"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" font-family=\"sans-serif\" font-size=\"11\">");
         sb.AppendLine(CultureInfo.InvariantCulture, $"<rect width=\"{width}\" height=\"{height}\" fill=\"white\"/>");
-        sb.AppendLine(CultureInfo.InvariantCulture, $"<text x=\"{left}\" y=\"18\" font-size=\"14\" font-weight=\"bold\">{X(e.Id + ": " + e.Title)}</text>");
+        sb.AppendLine(CultureInfo.InvariantCulture, $"<text x=\"{left}\" y=\"18\" font-size=\"14\" font-weight=\"bold\">{X(title)}</text>");
         sb.AppendLine(CultureInfo.InvariantCulture, $"<text x=\"{left}\" y=\"34\" fill=\"#555\">{X(valueName + (log ? ", log scale" : "") + "; lower is better")}</text>");
 
         // Legend.
@@ -84,7 +85,7 @@ internal static class Svg
         {
             sb.AppendLine(CultureInfo.InvariantCulture, $"<rect x=\"{lx}\" y=\"42\" width=\"10\" height=\"10\" fill=\"{colors[v]}\"/>");
             sb.AppendLine(CultureInfo.InvariantCulture, $"<text x=\"{lx + 14}\" y=\"51\">{X(v.Id)}</text>");
-            lx += 24 + (v.Id.Length * 7);
+            lx += 30 + (v.Id.Length * 8);
         }
 
         // Axis and grid.
@@ -125,8 +126,33 @@ internal static class Svg
                 sb.AppendLine(CultureInfo.InvariantCulture, $"<text transform=\"translate({x + (barW / 2) + 4},{y - 3:0.#}) rotate(-90)\" font-size=\"9\">{X(label(v0))}</text>");
             }
 
-            string caption = perOp ? "deepest depth per variant" : groups[g];
-            sb.AppendLine(CultureInfo.InvariantCulture, $"<text x=\"{gx + (groupW / 2)}\" y=\"{top + plotH + 16}\" text-anchor=\"middle\">{X(caption)}</text>");
+            // Caption under the group: the size, and the mode on a second line; per-op charts name each bar's size.
+            var lines = new List<string>();
+            if (perOp)
+            {
+                foreach (Variant v in variants)
+                {
+                    Row? r = rows.FirstOrDefault(r => r.Variant == v);
+                    if (r is not null)
+                    {
+                        lines.Add($"{v.Id}: n={r.Case.ShortLabel}");
+                    }
+                }
+            }
+            else
+            {
+                int paren = groups[g].IndexOf(" (", StringComparison.Ordinal);
+                lines.Add(paren < 0 ? groups[g] : groups[g][..paren]);
+                if (paren >= 0)
+                {
+                    lines.Add(groups[g][(paren + 1)..]);
+                }
+            }
+
+            for (int li = 0; li < lines.Count; li++)
+            {
+                sb.AppendLine(CultureInfo.InvariantCulture, $"<text x=\"{gx + (groupW / 2)}\" y=\"{top + plotH + 16 + (li * 14)}\" text-anchor=\"middle\">{X(lines[li])}</text>");
+            }
         }
 
         sb.AppendLine("</svg>");
