@@ -84,6 +84,21 @@ public sealed partial class MultiThreadRuntime : JobRuntime
         }
 
         ScheduleFromOutside(item);
+
+        // Closing the window where the last worker exits between the check above and the enqueue:
+        // whoever observes "all workers gone" after queuing moves what is left to the thread pool.
+        if (_shutdown && IsDisposedAndDrained)
+        {
+            MoveLeftoversToThreadPool();
+        }
+    }
+
+    private void MoveLeftoversToThreadPool()
+    {
+        while (_global.TryDequeue(out WorkItem? item))
+        {
+            ScheduleAfterDisposal(item);
+        }
     }
 
     /// <summary>True once every worker has exited after disposal.</summary>
@@ -124,6 +139,11 @@ public sealed partial class MultiThreadRuntime : JobRuntime
             {
                 worker.Join();
             }
+        }
+
+        if (self is null)
+        {
+            MoveLeftoversToThreadPool();
         }
     }
 }
