@@ -90,6 +90,11 @@ public struct JobMethodBuilder<T>
     }
 
     /// <summary>Suspends until the awaiter completes.</summary>
+    /// <remarks>
+    /// Always optimized: unoptimized (tier-0) code would box the awaiter for the interface test
+    /// below, 32 bytes on every suspension until tiered compilation caught up.
+    /// </remarks>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public void AwaitUnsafeOnCompleted<TAwaiter, TStateMachine>(ref TAwaiter awaiter, ref TStateMachine stateMachine)
         where TAwaiter : ICriticalNotifyCompletion
         where TStateMachine : IAsyncStateMachine
