@@ -142,6 +142,7 @@ public sealed partial class MultiThreadRuntime
                 return;
             }
 
+            worker.ParkCount++;
             worker.Parker.Park();
         }
 
