@@ -156,6 +156,18 @@ internal abstract class JobCell : WorkItem
         }
     }
 
+    /// <summary>The registered continuation, for diagnostics (may be stale by the time it is read).</summary>
+    internal object? ContinuationUnchecked => Volatile.Read(ref _continuation);
+
+    /// <summary>A short description for diagnostics: the async method or the kind of cell.</summary>
+    internal virtual string Describe() => GetType().Name;
+
+    /// <summary>For diagnostics: the cell this job is suspended on, when it can tell.</summary>
+    internal virtual JobCell? AwaitedCell() => null;
+
+    /// <summary>For diagnostics: what this job awaits when that is not another tracked cell.</summary>
+    internal virtual string? DescribeAwaiting() => null;
+
     /// <summary>Releases the cell once its outcome was consumed (pool return, or token invalidation).</summary>
     private protected abstract void Release();
 

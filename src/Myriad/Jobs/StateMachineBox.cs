@@ -69,8 +69,51 @@ internal sealed class StateMachineBox<TStateMachine, T> : JobBox<T>
         }
     }
 
+    internal override string Describe() => DescribeStateMachine(typeof(TStateMachine));
+
+    internal override string? DescribeAwaiting()
+    {
+        if (_aux is ForeignAwait)
+        {
+            return "a Task, ValueTask or other non-Myriad awaitable";
+        }
+
+        JobCell? awaited = AwaitedCell();
+        return awaited is null ? null : awaited.Describe();
+    }
+
+    /// <summary>
+    /// Diagnostics only (reflection): the cell behind the state machine's current job awaiter. The
+    /// compiler keeps the awaiter of the pending await in a field and clears it on resume, so the one
+    /// non-empty job-awaiter field is what this job is suspended on.
+    /// </summary>
+    internal override JobCell? AwaitedCell()
+    {
+        object machine = StateMachine!;
+        foreach (System.Reflection.FieldInfo field in typeof(TStateMachine).GetFields(System.Reflection.BindingFlags.Instance | System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Public))
+        {
+            if (field.GetValue(machine) is IJobAwaiter awaiter && awaiter.Cell is JobCell cell)
+            {
+                return cell;
+            }
+        }
+
+        return null;
+    }
+
+    /// <summary>Turns a compiler-generated state machine name ("&lt;Link&gt;d__3") into "Declaring.Link".</summary>
+    internal static string DescribeStateMachine(Type type)
+    {
+        string name = type.Name;
+        int open = name.IndexOf('<');
+        int close = name.IndexOf('>');
+        string method = open >= 0 && close > open ? name.Substring(open + 1, close - open - 1) : name;
+        return type.DeclaringType is null ? method : $"{type.DeclaringType.Name}.{method}";
+    }
+
     private protected override void Release()
     {
+        Diagnostics.JobDiagnostics.OnReleased(this);
         StateMachine = default!;
         ResetBox();
         BoxPool<StateMachineBox<TStateMachine, T>>.Return(this);

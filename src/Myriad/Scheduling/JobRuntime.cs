@@ -24,10 +24,29 @@ namespace Myriad.Scheduling;
 /// </remarks>
 public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
 {
+    private static int s_nextId;
+
     private MyriadTaskScheduler? _taskScheduler;
+    private long _unobserved;
     private long _spawned;
     private long _completed;
     private int _disposed;
+
+    /// <summary>Creates the runtime and registers it with <see cref="Diagnostics.MyriadMetrics"/>.</summary>
+    private protected JobRuntime(string? name)
+    {
+        Name = string.IsNullOrEmpty(name) ? $"{GetType().Name}-{Interlocked.Increment(ref s_nextId)}" : name;
+        Diagnostics.MyriadMetrics.Register(this);
+    }
+
+    /// <summary>The runtime's name: the <c>myriad.runtime</c> tag of its metrics.</summary>
+    public string Name { get; }
+
+    /// <summary>Failures of detached jobs so far (each also raised <see cref="UnobservedException"/>).</summary>
+    public long UnobservedExceptionCount => Volatile.Read(ref _unobserved);
+
+    /// <summary>A snapshot of the scheduler's queues and workers.</summary>
+    public abstract Diagnostics.SchedulerStats Stats();
 
     /// <summary>Raised when a detached job fails. Runs on the thread that completed the job; must not throw.</summary>
     public event EventHandler<UnobservedJobExceptionEventArgs>? UnobservedException;
@@ -79,6 +98,7 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
 
     internal void RaiseUnobservedException(Exception exception)
     {
+        Interlocked.Increment(ref _unobserved);
         UnobservedException?.Invoke(this, new UnobservedJobExceptionEventArgs(exception));
     }
 
@@ -185,6 +205,7 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     {
         if (Interlocked.Exchange(ref _disposed, 1) == 0)
         {
+            Diagnostics.MyriadMetrics.Unregister(this);
             DisposeCore();
         }
 

@@ -38,8 +38,8 @@ public sealed partial class MultiThreadRuntime : JobRuntime
     /// <summary>Creates and starts a runtime.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="options"/> is null.</exception>
     public MultiThreadRuntime(RuntimeOptions options)
+        : base((options ?? throw new ArgumentNullException(nameof(options))).Name)
     {
-        ArgumentNullException.ThrowIfNull(options);
         _options = options;
         _overflow = _global.EnqueueBatch;
         _workers = new Worker[options.WorkerCount];
@@ -57,6 +57,22 @@ public sealed partial class MultiThreadRuntime : JobRuntime
 
     /// <inheritdoc/>
     public override int WorkerCount => _workers.Length;
+
+    /// <inheritdoc/>
+    public override Diagnostics.SchedulerStats Stats()
+    {
+        long queued = _global.Count;
+        long steals = 0;
+        long parks = 0;
+        foreach (Worker worker in _workers)
+        {
+            queued += worker.QueuedCount;
+            steals += worker.StealCount;
+            parks += worker.ParkCount;
+        }
+
+        return new Diagnostics.SchedulerStats(queued, _idle.IdleCount, _idle.SearchingCount, steals, parks);
+    }
 
     internal RuntimeOptions Options => _options;
 
@@ -84,6 +100,21 @@ public sealed partial class MultiThreadRuntime : JobRuntime
         }
 
         ScheduleFromOutside(item);
+
+        // Closing the window where the last worker exits between the check above and the enqueue:
+        // whoever observes "all workers gone" after queuing moves what is left to the thread pool.
+        if (_shutdown && IsDisposedAndDrained)
+        {
+            MoveLeftoversToThreadPool();
+        }
+    }
+
+    private void MoveLeftoversToThreadPool()
+    {
+        while (_global.TryDequeue(out WorkItem? item))
+        {
+            ScheduleAfterDisposal(item);
+        }
     }
 
     /// <summary>True once every worker has exited after disposal.</summary>
@@ -124,6 +155,11 @@ public sealed partial class MultiThreadRuntime : JobRuntime
             {
                 worker.Join();
             }
+        }
+
+        if (self is null)
+        {
+            MoveLeftoversToThreadPool();
         }
     }
 }

@@ -23,6 +23,9 @@ public sealed class RuntimeOptions
         set => _workerCount = Check(value, 1, 4096);
     }
 
+    /// <summary>The runtime's name in metrics; default: the type name and a number.</summary>
+    public string? Name { get; set; }
+
     /// <summary>Prefix of the worker threads' names; the worker index is appended. Default "Myriad worker".</summary>
     public string ThreadNamePrefix { get; set; } = "Myriad worker";
 
