@@ -26,7 +26,7 @@ internal static class Catalog
             DefaultCases = [new Case(10_000_000)],
             QuickCases = [new Case(100_000)],
             Expected = c => c.N,
-            WarmupN = c => Math.Min(c.N / 10, 1_000),
+            WarmupN = c => Math.Max(1, Math.Min(c.N / 10, 1_000)),
         },
         new Experiment
         {
@@ -95,7 +95,7 @@ internal static class Catalog
             QuickCases = [new Case(100_000, AsyncOverhead.Sync), new Case(100_000, AsyncOverhead.Suspend)],
             CasesForN = sizes => Expand(sizes, [AsyncOverhead.Sync, AsyncOverhead.Suspend], [0]),
             Expected = AsyncOverhead.Expected,
-            WarmupN = c => Math.Min(c.N, 200_000),
+            WarmupN = c => Math.Max(1, Math.Min(c.N / 2, 200_000)),
         },
         new Experiment
         {

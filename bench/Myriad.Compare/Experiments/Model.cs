@@ -115,7 +115,7 @@ internal sealed class Experiment
     public Func<IReadOnlyList<long>, IReadOnlyList<Case>>? CasesForN { get; init; }
 
     /// <summary>Size of the warm-up run inside each child (a smaller size of the same case).</summary>
-    public Func<Case, long> WarmupN { get; init; } = c => Math.Min(c.N, 10_000);
+    public Func<Case, long> WarmupN { get; init; } = c => Math.Max(1, Math.Min(c.N / 2, 10_000));
 
     /// <summary>Sizes differ per variant (recursion): compare time per operation rather than wall time.</summary>
     public bool ComparePerOp { get; init; }
