@@ -45,6 +45,7 @@ if (options.Json)
 else
 {
     Console.Out.Write(header);
+    Console.Out.Write(Report.Summary(runner.Rows));
     Console.Out.Write(Report.Tables(runner.Rows));
 }
 

@@ -34,6 +34,65 @@ internal static class Report
 
     public static string MemoryRatioName(Experiment e) => e.ComparePerOp ? $"alloc/{e.Unit}" : "peak WS";
 
+    /// <summary>
+    /// One line per (experiment, size): Myriad's median against the fastest TPL variant and against Go.
+    /// A ratio above 1 means Myriad is faster; "MYRIAD SLOWER" marks the rows that are the next work.
+    /// </summary>
+    public static string Summary(IReadOnlyList<Row> rows)
+    {
+        var sb = new StringBuilder();
+        sb.AppendLine("### Summary: myriad against the fastest TPL variant and against Go");
+        sb.AppendLine();
+        sb.AppendLine("Ratios are other/myriad of median wall time (E1: time per level), so above 1x means Myriad is faster.");
+        sb.AppendLine();
+        sb.AppendLine("| experiment | size | myriad | fastest TPL variant | TPL/myriad | go | go/myriad | verdict |");
+        sb.AppendLine("|---|---|---:|---|---:|---:|---:|---|");
+        foreach (Experiment e in rows.Select(r => r.Experiment).Distinct())
+        {
+            List<Row> mine = rows.Where(r => r.Experiment == e).ToList();
+            IEnumerable<Row> myriadRows = mine.Where(r => r.Variant.IsMyriad);
+            foreach (Row m in myriadRows)
+            {
+                bool perOp = e.ComparePerOp;
+                Func<Row, double> value = perOp ? r => r.NsPerOp : r => r.WallMs;
+                Func<double, string> show = perOp ? v => Format.PerOpNs(v) + "/" + e.Unit : Format.Ms;
+                List<Row> peers = mine.Where(r => r != m && (perOp || r.Case == m.Case)).ToList();
+                Row? tpl = peers.Where(r => r.Variant.Id.StartsWith("tpl", StringComparison.Ordinal) && r.HasData && r.Status == RowStatus.Ok)
+                    .OrderBy(value).FirstOrDefault();
+                Row? go = peers.FirstOrDefault(r => r.Variant.Kind == VariantKind.Go);
+                string size = perOp ? "deepest per variant" : m.Case.ShortLabel;
+                if (!m.HasData || m.Status != RowStatus.Ok)
+                {
+                    string tplOnly = tpl is null ? "-" : $"{tpl.Variant.Id} {show(value(tpl))}";
+                    sb.AppendLine($"| {e.Id} | {size} | {m.StatusText} | {tplOnly} | - | {(go is null ? "-" : go.HasData ? show(value(go)) : go.StatusText)} | - | - |");
+                    continue;
+                }
+
+                double mv = value(m);
+                string tplRatio = tpl is null ? "-" : Format.Ratio(value(tpl) / mv);
+                string goCell = go is null ? "-" : go.HasData && go.Status == RowStatus.Ok ? show(value(go)) : go.StatusText;
+                string goRatio = go is { HasData: true, Status: RowStatus.Ok } ? Format.Ratio(value(go) / mv) : "-";
+                var slower = new List<string>();
+                if (tpl is not null && value(tpl) < mv)
+                {
+                    slower.Add("TPL");
+                }
+
+                if (go is { HasData: true, Status: RowStatus.Ok } && value(go) < mv)
+                {
+                    slower.Add("Go");
+                }
+
+                string verdict = slower.Count == 0 ? "myriad ahead" : "MYRIAD SLOWER than " + string.Join(" and ", slower);
+                string tplCell = tpl is null ? "-" : $"{tpl.Variant.Id} {show(value(tpl))}";
+                sb.AppendLine($"| {e.Id} | {size} | {show(mv)} | {tplCell} | {tplRatio} | {goCell} | {goRatio} | {verdict} |");
+            }
+        }
+
+        sb.AppendLine();
+        return sb.ToString();
+    }
+
     public static string Tables(IReadOnlyList<Row> rows, Func<Experiment, string?>? chartLink = null)
     {
         var sb = new StringBuilder();
@@ -217,6 +276,7 @@ internal static class Report
 
         var sb = new StringBuilder();
         sb.Append(header);
+        sb.Append(Summary(rows));
         sb.Append(Tables(rows, e => e.Id + ".svg"));
         File.WriteAllText(Path.Combine(dir, "report.md"), sb.ToString());
     }
