@@ -103,7 +103,7 @@ public readonly struct SelectBuilder
     {
         if (_op is null)
         {
-            throw new InvalidOperationException("A select needs at least one case: add one with Receive, ReceiveOk, Send, Default or Timeout.");
+            throw NoCases();
         }
 
         return _op.Start(_token);
@@ -126,6 +126,9 @@ public readonly struct SelectBuilder
 
         return _op;
     }
+
+    internal static InvalidOperationException NoCases() => new(
+        "A select needs at least one case: add one with Receive, ReceiveOk, Send, Default or Timeout.");
 
     internal static InvalidOperationException StaleBuilder() => new(
         "This select was already run: a SelectBuilder may be awaited only once, and cases must be added before it is awaited (continue from the builder each method returns).");

@@ -15,6 +15,11 @@ internal sealed partial class SelectOperation
             throw SelectBuilder.StaleBuilder();
         }
 
+        if (_totalCount == 0)
+        {
+            throw SelectBuilder.NoCases(); // only WithCancellation was called
+        }
+
         _started = true;
         var job = new Job<int>(this, Version);
         if (_cancellationToken.IsCancellationRequested)
