@@ -100,5 +100,7 @@ public readonly struct JobAwaiter<T> : ICriticalNotifyCompletion, IJobAwaiter
         Adapters.Register(_job._box, _job._token, continuation);
     }
 
+    JobCell? IJobAwaiter.Cell => _job._box;
+
     void IJobAwaiter.OnCompleted(Internal.WorkItem continuation) => Adapters.Register(_job._box, _job._token, continuation);
 }

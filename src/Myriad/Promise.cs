@@ -64,5 +64,7 @@ public sealed class Promise<T>
     {
         // Single use: consuming the result invalidates the one handle; the outcome stays.
         private protected override void Release() => InvalidateTokens();
+
+        internal override string Describe() => $"Promise<{typeof(T).Name}>";
     }
 }

@@ -56,6 +56,14 @@ internal sealed class WorkQueue
         return item;
     }
 
+    internal WorkItem PeekLast() => _items[(_head + _count - 1) & (_items.Length - 1)]!;
+
+    internal void RemoveLast()
+    {
+        _items[(_head + _count - 1) & (_items.Length - 1)] = null;
+        _count--;
+    }
+
     internal void Clear()
     {
         Array.Clear(_items);

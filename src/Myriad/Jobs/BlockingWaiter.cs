@@ -40,6 +40,11 @@ internal sealed class BlockingWaiter : WorkItem
     internal static void Wait(JobCell cell, short token)
     {
         SchedulerContext? context = SchedulerContext.Current;
+        if (context is { CanHelpWhileWaiting: false })
+        {
+            context = null;
+        }
+
         BlockingWaiter waiter = t_cached ?? new BlockingWaiter();
         t_cached = null; // a nested wait (from work run by strategy 2) takes a fresh waiter
         waiter._done = false;
@@ -82,6 +87,7 @@ internal sealed class BlockingWaiter : WorkItem
 
             if (!waiter._done)
             {
+                MultiThreadRuntime.PayOwedWake();
                 lock (waiter)
                 {
                     while (!waiter._done)

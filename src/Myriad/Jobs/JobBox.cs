@@ -22,6 +22,7 @@ internal abstract class JobBox<T> : JobCell, IValueTaskSource<T>, IValueTaskSour
         }
 
         _result = result;
+        _aux = null;
         SignalCompletion();
         return true;
     }
@@ -38,7 +39,7 @@ internal abstract class JobBox<T> : JobCell, IValueTaskSource<T>, IValueTaskSour
     internal T GetResult(short token)
     {
         WaitForCompletion(token);
-        ExceptionDispatchInfo? error = _error;
+        ExceptionDispatchInfo? error = _aux as ExceptionDispatchInfo;
         T result = _result;
         Release();
         error?.Throw();
@@ -63,7 +64,7 @@ internal abstract class JobBox<T> : JobCell, IValueTaskSource<T>, IValueTaskSour
             return ValueTaskSourceStatus.Pending;
         }
 
-        ExceptionDispatchInfo? error = _error;
+        ExceptionDispatchInfo? error = Error;
         return error is null ? ValueTaskSourceStatus.Succeeded
             : error.SourceException is OperationCanceledException ? ValueTaskSourceStatus.Canceled
             : ValueTaskSourceStatus.Faulted;

@@ -44,7 +44,14 @@ internal abstract class JobCell : WorkItem
     internal static readonly object s_completed = new();
 
     private object? _continuation;
-    private protected ExceptionDispatchInfo? _error;
+
+    /// <summary>
+    /// Two uses that never overlap in time, sharing one field to keep a pending job small (a million
+    /// pending jobs is the workload this type exists for): before completion, derived types may park
+    /// state here (a state-machine box keeps the ExecutionContext of its suspension, cleared on
+    /// resume); at completion it becomes the <see cref="ExceptionDispatchInfo"/> of a failure, or null.
+    /// </summary>
+    private protected object? _aux;
     private short _version;
 
     /// <summary>The token that handles to the current use of this cell carry.</summary>
@@ -61,7 +68,10 @@ internal abstract class JobCell : WorkItem
         return IsCompletedUnchecked;
     }
 
-    internal Exception? ErrorUnchecked => _error?.SourceException;
+    /// <summary>The failure, once completed; null while pending or after success.</summary>
+    private protected ExceptionDispatchInfo? Error => IsCompletedUnchecked ? _aux as ExceptionDispatchInfo : null;
+
+    internal Exception? ErrorUnchecked => Error?.SourceException;
 
     /// <summary>Completes with an exception (cancellation is an <see cref="OperationCanceledException"/>).</summary>
     internal bool TrySetException(Exception exception)
@@ -71,7 +81,7 @@ internal abstract class JobCell : WorkItem
             return false;
         }
 
-        _error = ExceptionDispatchInfo.Capture(exception);
+        _aux = ExceptionDispatchInfo.Capture(exception);
         SignalCompletion();
         return true;
     }
@@ -99,6 +109,7 @@ internal abstract class JobCell : WorkItem
     internal void OnCompleted(object continuation, short token)
     {
         ValidateToken(token);
+        Scheduling.MultiThreadRuntime.PayOwedWake(); // an asynchronous wait: the owner will not run it inline
         object? previous = Interlocked.CompareExchange(ref _continuation, continuation, null);
         if (previous is null)
         {
@@ -145,13 +156,25 @@ internal abstract class JobCell : WorkItem
         }
     }
 
+    /// <summary>The registered continuation, for diagnostics (may be stale by the time it is read).</summary>
+    internal object? ContinuationUnchecked => Volatile.Read(ref _continuation);
+
+    /// <summary>A short description for diagnostics: the async method or the kind of cell.</summary>
+    internal virtual string Describe() => GetType().Name;
+
+    /// <summary>For diagnostics: the cell this job is suspended on, when it can tell.</summary>
+    internal virtual JobCell? AwaitedCell() => null;
+
+    /// <summary>For diagnostics: what this job awaits when that is not another tracked cell.</summary>
+    internal virtual string? DescribeAwaiting() => null;
+
     /// <summary>Releases the cell once its outcome was consumed (pool return, or token invalidation).</summary>
     private protected abstract void Release();
 
     /// <summary>Clears the error and the continuation and bumps the version (invalidating old handles).</summary>
     private protected void ResetCell()
     {
-        _error = null;
+        _aux = null;
         _version++;
         Volatile.Write(ref _continuation, null);
     }

@@ -86,22 +86,26 @@ public struct JobMethodBuilder<T>
         where TStateMachine : IAsyncStateMachine
     {
         StateMachineBox<TStateMachine, T> box = GetBox(ref stateMachine);
-        box.CaptureContext();
         awaiter.OnCompleted(box.GetForeignContinuation());
     }
 
     /// <summary>Suspends until the awaiter completes.</summary>
+    /// <remarks>
+    /// Always optimized: unoptimized (tier-0) code would box the awaiter for the interface test
+    /// below, 32 bytes on every suspension until tiered compilation caught up.
+    /// </remarks>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public void AwaitUnsafeOnCompleted<TAwaiter, TStateMachine>(ref TAwaiter awaiter, ref TStateMachine stateMachine)
         where TAwaiter : ICriticalNotifyCompletion
         where TStateMachine : IAsyncStateMachine
     {
         StateMachineBox<TStateMachine, T> box = GetBox(ref stateMachine);
-        box.CaptureContext();
 
         // For value-type awaiters the JIT folds the type test and removes the box of the cast
         // (the same pattern the BCL's builders use), so awaiting a job costs no delegate.
         if (default(TAwaiter) is not null && awaiter is IJobAwaiter)
         {
+            box.CaptureContext();
             ((IJobAwaiter)awaiter).OnCompleted(box);
         }
         else
@@ -130,6 +134,11 @@ public struct JobMethodBuilder<T>
         // state machine is copied into it, so that the box's copy completes the box.
         _box = box;
         box.StateMachine = stateMachine;
+        if (Diagnostics.JobDiagnostics.Enabled)
+        {
+            Diagnostics.JobDiagnostics.OnSuspended(box);
+        }
+
         return box;
     }
 }
@@ -175,5 +184,8 @@ public struct JobMethodBuilder
 /// <summary>Implemented by Myriad's awaiters so that the builders can register a box directly.</summary>
 internal interface IJobAwaiter
 {
+    /// <summary>The cell behind the awaited job; null when it completed synchronously (diagnostics).</summary>
+    JobCell? Cell { get; }
+
     void OnCompleted(WorkItem continuation);
 }

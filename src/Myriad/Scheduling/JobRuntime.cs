@@ -24,10 +24,29 @@ namespace Myriad.Scheduling;
 /// </remarks>
 public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
 {
+    private static int s_nextId;
+
     private MyriadTaskScheduler? _taskScheduler;
+    private long _unobserved;
     private long _spawned;
     private long _completed;
     private int _disposed;
+
+    /// <summary>Creates the runtime and registers it with <see cref="Diagnostics.MyriadMetrics"/>.</summary>
+    private protected JobRuntime(string? name)
+    {
+        Name = string.IsNullOrEmpty(name) ? $"{GetType().Name}-{Interlocked.Increment(ref s_nextId)}" : name;
+        Diagnostics.MyriadMetrics.Register(this);
+    }
+
+    /// <summary>The runtime's name: the <c>myriad.runtime</c> tag of its metrics.</summary>
+    public string Name { get; }
+
+    /// <summary>Failures of detached jobs so far (each also raised <see cref="UnobservedException"/>).</summary>
+    public long UnobservedExceptionCount => Volatile.Read(ref _unobserved);
+
+    /// <summary>A snapshot of the scheduler's queues and workers.</summary>
+    public abstract Diagnostics.SchedulerStats Stats();
 
     /// <summary>Raised when a detached job fails. Runs on the thread that completed the job; must not throw.</summary>
     public event EventHandler<UnobservedJobExceptionEventArgs>? UnobservedException;
@@ -69,16 +88,27 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     internal static void ScheduleAfterDisposal(WorkItem item) =>
         ThreadPool.UnsafeQueueUserWorkItem(static i => Trampoline.RunFromScheduler(i), item, preferLocal: false);
 
+    /// <summary>
+    /// A thread that waits for an unstarted spawned job is about to run it itself. Returns the
+    /// thread's scheduler context to restore afterwards (see <see cref="SchedulerContext.Leave"/>).
+    /// </summary>
+    internal virtual SchedulerContext? EnterInlineRun(WorkItem item) => SchedulerContext.Current;
+
     internal void OnJobCompleted() => Interlocked.Increment(ref _completed);
 
     internal void RaiseUnobservedException(Exception exception)
     {
+        Interlocked.Increment(ref _unobserved);
         UnobservedException?.Invoke(this, new UnobservedJobExceptionEventArgs(exception));
     }
 
+    /// <summary>
+    /// Spawning is refused once disposal started, except from the runtime's own threads: the jobs
+    /// that run while a multi-threaded runtime drains may still spawn the work they need to finish.
+    /// </summary>
     private protected void ThrowIfDisposed()
     {
-        if (IsDisposed)
+        if (IsDisposed && !IsRuntimeThread)
         {
             ThrowHelper.ThrowObjectDisposed(GetType().Name);
         }
@@ -175,6 +205,7 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     {
         if (Interlocked.Exchange(ref _disposed, 1) == 0)
         {
+            Diagnostics.MyriadMetrics.Unregister(this);
             DisposeCore();
         }
 

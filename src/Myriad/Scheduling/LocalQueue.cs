@@ -145,12 +145,14 @@ internal sealed class LocalQueue
             int n = count - (count / 2);
             int room = destination._slots.Length - (destTail - Volatile.Read(ref destination._head));
             n = Math.Min(n, room + 1);
-            for (int i = 0; i < n - 1; i++)
+
+            // The oldest item is returned to run now; the rest go, in order, to the thief's ring.
+            WorkItem? first = _slots[head & _mask];
+            for (int i = 1; i < n; i++)
             {
-                destination._slots[(destTail + i) & destination._mask] = _slots[(head + i) & _mask];
+                destination._slots[(destTail + i - 1) & destination._mask] = _slots[(head + i) & _mask];
             }
 
-            WorkItem? last = _slots[(head + n - 1) & _mask];
             if (Interlocked.CompareExchange(ref _head, head + n, head) == head)
             {
                 if (n > 1)
@@ -158,7 +160,7 @@ internal sealed class LocalQueue
                     Volatile.Write(ref destination._tail, destTail + n - 1);
                 }
 
-                return last;
+                return first;
             }
         }
     }

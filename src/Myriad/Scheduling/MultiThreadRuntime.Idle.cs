@@ -28,7 +28,9 @@ public sealed partial class MultiThreadRuntime
     /// 1. Stop searching (decrement <c>_searching</c>; full fence).
     /// 2. Under the lock, push itself on the idle stack and increment <c>_idleCount</c> (full fence).
     /// 3. Re-check every queue. If anything is visible, try to take itself back off the stack and
-    ///    search again; if a notifier already popped it, it was unparked (or will be) and continues.
+    ///    search again (even if that exceeds the searcher bound: the work is there, and a worker
+    ///    that neither searches nor sleeps would spin); if a notifier already popped it, it was
+    ///    unparked (or will be) and continues.
     /// 4. Otherwise sleep on its <see cref="Parker"/>.
     /// Why no wake-up is lost: a notifier writes the queue then reads the counters; a parking worker
     /// writes the counters then reads the queues. With full fences on both sides, either the notifier
@@ -126,6 +128,11 @@ public sealed partial class MultiThreadRuntime
                     if (TryRemove(worker))
                     {
                         Interlocked.Decrement(ref _idleCount);
+
+                        // It saw work, so it searches even past the searcher bound: a worker
+                        // that was refused searching must not spin between here and its loop.
+                        Interlocked.Increment(ref _searching);
+                        worker.IsSearching = true;
                         return;
                     }
                 }
@@ -135,6 +142,7 @@ public sealed partial class MultiThreadRuntime
                 return;
             }
 
+            worker.ParkCount++;
             worker.Parker.Park();
         }
 

@@ -1,5 +1,4 @@
 using System;
-using System.Collections.Concurrent;
 using System.Threading;
 using Myriad.Internal;
 
@@ -25,7 +24,7 @@ namespace Myriad.Scheduling;
 public sealed partial class MultiThreadRuntime : JobRuntime
 {
     private readonly Worker[] _workers;
-    private readonly ConcurrentQueue<WorkItem> _global = new();
+    private readonly InjectionQueue _global = new();
     private readonly RuntimeOptions _options;
     private readonly Action<WorkItem[]> _overflow;
     private volatile bool _shutdown;
@@ -39,16 +38,10 @@ public sealed partial class MultiThreadRuntime : JobRuntime
     /// <summary>Creates and starts a runtime.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="options"/> is null.</exception>
     public MultiThreadRuntime(RuntimeOptions options)
+        : base((options ?? throw new ArgumentNullException(nameof(options))).Name)
     {
-        ArgumentNullException.ThrowIfNull(options);
         _options = options;
-        _overflow = batch =>
-        {
-            foreach (WorkItem item in batch)
-            {
-                _global.Enqueue(item);
-            }
-        };
+        _overflow = _global.EnqueueBatch;
         _workers = new Worker[options.WorkerCount];
         for (int i = 0; i < _workers.Length; i++)
         {
@@ -65,11 +58,27 @@ public sealed partial class MultiThreadRuntime : JobRuntime
     /// <inheritdoc/>
     public override int WorkerCount => _workers.Length;
 
+    /// <inheritdoc/>
+    public override Diagnostics.SchedulerStats Stats()
+    {
+        long queued = _global.Count;
+        long steals = 0;
+        long parks = 0;
+        foreach (Worker worker in _workers)
+        {
+            queued += worker.QueuedCount;
+            steals += worker.StealCount;
+            parks += worker.ParkCount;
+        }
+
+        return new Diagnostics.SchedulerStats(queued, _idle.IdleCount, _idle.SearchingCount, steals, parks);
+    }
+
     internal RuntimeOptions Options => _options;
 
     internal Worker[] Workers => _workers;
 
-    internal ConcurrentQueue<WorkItem> GlobalQueue => _global;
+    internal InjectionQueue GlobalQueue => _global;
 
     internal Action<WorkItem[]> Overflow => _overflow;
 
@@ -90,8 +99,22 @@ public sealed partial class MultiThreadRuntime : JobRuntime
             return;
         }
 
-        _global.Enqueue(item);
-        _idle.NotifyWork();
+        ScheduleFromOutside(item);
+
+        // Closing the window where the last worker exits between the check above and the enqueue:
+        // whoever observes "all workers gone" after queuing moves what is left to the thread pool.
+        if (_shutdown && IsDisposedAndDrained)
+        {
+            MoveLeftoversToThreadPool();
+        }
+    }
+
+    private void MoveLeftoversToThreadPool()
+    {
+        while (_global.TryDequeue(out WorkItem? item))
+        {
+            ScheduleAfterDisposal(item);
+        }
     }
 
     /// <summary>True once every worker has exited after disposal.</summary>
@@ -123,6 +146,7 @@ public sealed partial class MultiThreadRuntime : JobRuntime
     private protected override void DisposeCore()
     {
         _shutdown = true;
+        _wakeTimer?.Dispose();
         _idle.WakeAll();
         Worker? self = SchedulerContext.Current as Worker;
         foreach (Worker worker in _workers)
@@ -131,6 +155,11 @@ public sealed partial class MultiThreadRuntime : JobRuntime
             {
                 worker.Join();
             }
+        }
+
+        if (self is null)
+        {
+            MoveLeftoversToThreadPool();
         }
     }
 }

@@ -23,6 +23,9 @@ public sealed class RuntimeOptions
         set => _workerCount = Check(value, 1, 4096);
     }
 
+    /// <summary>The runtime's name in metrics; default: the type name and a number.</summary>
+    public string? Name { get; set; }
+
     /// <summary>Prefix of the worker threads' names; the worker index is appended. Default "Myriad worker".</summary>
     public string ThreadNamePrefix { get; set; } = "Myriad worker";
 
@@ -88,6 +91,29 @@ public sealed class RuntimeOptions
         get => _maxSearchingWorkers ?? Math.Max(1, _workerCount / 2);
         set => _maxSearchingWorkers = Check(value, 1, 4096);
     }
+
+    /// <summary>
+    /// How long a job spawned from a thread that is not a worker may wait for a worker to be woken,
+    /// when that thread shows no sign of waiting for it itself (see the lazy-wake protocol in
+    /// docs/design.md). Default 1 ms: long enough that the spawn-then-wait pattern never wakes a
+    /// worker (the waiter runs the job), short against any human or I/O time scale.
+    /// <see cref="TimeSpan.Zero"/> wakes a worker on every such spawn, as Go and Tokio do.
+    /// </summary>
+    public TimeSpan PlainThreadWakeDelay
+    {
+        get => TimeSpan.FromMilliseconds(PlainThreadWakeDelayMilliseconds);
+        set
+        {
+            if (value < TimeSpan.Zero || value > TimeSpan.FromSeconds(1))
+            {
+                throw new ArgumentOutOfRangeException(nameof(value), value, "Must be between zero and one second.");
+            }
+
+            PlainThreadWakeDelayMilliseconds = (int)Math.Ceiling(value.TotalMilliseconds);
+        }
+    }
+
+    internal int PlainThreadWakeDelayMilliseconds { get; private set; } = 1;
 
     /// <summary>Stack size of the worker threads in bytes; 0 uses the platform default.</summary>
     public int ThreadStackSize { get; set; }

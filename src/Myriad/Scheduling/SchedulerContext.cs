@@ -34,6 +34,9 @@ internal abstract class SchedulerContext
     /// <summary>Wakes the owner from <see cref="IdleUntilWoken"/> (any thread).</summary>
     internal abstract void Wake();
 
+    /// <summary>Whether a blocking wait on this thread should run this scheduler's work meanwhile.</summary>
+    internal virtual bool CanHelpWhileWaiting => true;
+
     /// <summary>Installs <paramref name="context"/> as the thread's context and returns the previous one.</summary>
     internal static SchedulerContext? Enter(SchedulerContext context)
     {

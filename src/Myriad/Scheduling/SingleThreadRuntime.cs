@@ -25,7 +25,11 @@ public abstract class SingleThreadRuntime : JobRuntime
     private readonly Driver _driver;
     private int _driving;
 
-    private protected SingleThreadRuntime() => _driver = new Driver(this);
+    private protected SingleThreadRuntime(string? name)
+        : base(name) => _driver = new Driver(this);
+
+    /// <inheritdoc/>
+    public override Diagnostics.SchedulerStats Stats() => new(PendingCount, 0, 0, 0, 0);
 
     /// <inheritdoc/>
     public override int WorkerCount => 1;
@@ -199,6 +203,12 @@ public abstract class SingleThreadRuntime : JobRuntime
 /// </summary>
 public sealed class CurrentThreadRuntime : SingleThreadRuntime
 {
+    /// <summary>Creates a runtime; <paramref name="name"/> tags its metrics.</summary>
+    public CurrentThreadRuntime(string? name = null)
+        : base(name)
+    {
+    }
+
     private protected override WorkItem Dequeue(WorkQueue queue)
     {
         queue.TryDequeue(out WorkItem? item);
@@ -216,7 +226,8 @@ public sealed class DeterministicRuntime : SingleThreadRuntime
     private readonly Random _random;
 
     /// <summary>Creates a runtime whose schedule is a function of <paramref name="seed"/>.</summary>
-    public DeterministicRuntime(int seed)
+    public DeterministicRuntime(int seed, string? name = null)
+        : base(name)
     {
         Seed = seed;
         _random = new Random(seed);

@@ -66,6 +66,8 @@ internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
 
     internal override JobRuntime? OwnerRuntime => _runtime;
 
+    internal override string Describe() => _body is Delegate d ? $"spawned {d.Method.Name}" : "spawned job";
+
     internal override void Execute()
     {
         if (Volatile.Read(ref _claim) == 0 && Interlocked.Exchange(ref _claim, 1) == 0)
@@ -78,7 +80,16 @@ internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
     {
         if (Volatile.Read(ref _claim) == 0 && Interlocked.Exchange(ref _claim, 1) == 0)
         {
-            Start();
+            SchedulerContext? previous = _runtime!.EnterInlineRun(this);
+            try
+            {
+                Start();
+            }
+            finally
+            {
+                SchedulerContext.Leave(previous);
+            }
+
             return true;
         }
 

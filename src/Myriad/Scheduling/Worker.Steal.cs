@@ -32,6 +32,7 @@ internal sealed partial class Worker
                 WorkItem? item = _queue.Owner.StealFrom(victim.Stealer);
                 if (item is not null)
                 {
+                    StealCount++;
                     return item;
                 }
 

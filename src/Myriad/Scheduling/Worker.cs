@@ -53,6 +53,15 @@ internal sealed partial class Worker : SchedulerContext
 
     internal LocalQueueStealer Stealer => _queue.Stealer;
 
+    /// <summary>Items in this worker's queue and slot (racy estimate).</summary>
+    internal int QueuedCount => _queue.Count + (Volatile.Read(ref _next) is null ? 0 : 1);
+
+    /// <summary>Successful steals by this worker; written by it alone, read racily by metrics.</summary>
+    internal long StealCount;
+
+    /// <summary>Times this worker parked; written by it alone, read racily by metrics.</summary>
+    internal long ParkCount;
+
     internal bool HasStealableWork => _queue.Count > 0 || Volatile.Read(ref _next) is not null;
 
     internal void Start() => _thread.UnsafeStart(this);

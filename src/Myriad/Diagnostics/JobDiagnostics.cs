@@ -1,0 +1,129 @@
+using System;
+using System.Collections.Concurrent;
+using System.Collections.Generic;
+using System.Linq;
+using System.Text;
+using System.Threading;
+using Myriad.Jobs;
+
+namespace Myriad.Diagnostics;
+
+/// <summary>
+/// A dump of the jobs that are suspended right now and of what each one awaits, for debugging hangs
+/// ("who waits on whom"). Tracking is off by default because it costs a dictionary insert per
+/// suspension; turn it on with <see cref="TrackLiveJobs"/> or the AppContext switch
+/// <c>Myriad.TrackLiveJobs</c>.
+/// </summary>
+/// <remarks>
+/// A job is tracked from its first suspension until its result is consumed. What it awaits is read
+/// from the awaited cell's continuation: if job A's box is registered as the continuation of job B,
+/// A awaits B. A job awaiting a Task or ValueTask shows as awaiting a foreign awaitable; a job
+/// awaiting a promise or any other cell shows that cell's description. The dump is a snapshot taken
+/// while jobs keep running, so it may be slightly inconsistent; it never blocks them.
+/// </remarks>
+public static class JobDiagnostics
+{
+    private static readonly ConcurrentDictionary<JobCell, long> s_live = new(ReferenceEqualityComparer.Instance);
+    private static long s_nextId;
+    private static volatile bool s_enabled = AppContext.TryGetSwitch("Myriad.TrackLiveJobs", out bool on) && on;
+
+    /// <summary>Whether suspended jobs are tracked. Jobs suspended before it was turned on are not listed.</summary>
+    public static bool TrackLiveJobs
+    {
+        get => s_enabled;
+        set
+        {
+            s_enabled = value;
+            if (!value)
+            {
+                s_live.Clear();
+            }
+        }
+    }
+
+    internal static bool Enabled => s_enabled;
+
+    internal static void OnSuspended(JobCell cell)
+    {
+        if (s_enabled)
+        {
+            s_live.TryAdd(cell, Interlocked.Increment(ref s_nextId));
+        }
+    }
+
+    internal static void OnReleased(JobCell cell)
+    {
+        if (s_enabled)
+        {
+            s_live.TryRemove(cell, out _);
+        }
+    }
+
+    /// <summary>A snapshot of the tracked jobs that have not been consumed yet, oldest first.</summary>
+    public static IReadOnlyList<LiveJob> Snapshot()
+    {
+        var ids = new Dictionary<JobCell, long>(ReferenceEqualityComparer.Instance);
+        foreach (KeyValuePair<JobCell, long> entry in s_live)
+        {
+            ids[entry.Key] = entry.Value;
+        }
+
+        // Invert "cell -> its continuation" into "awaiting job -> awaited cell".
+        var awaits = new Dictionary<JobCell, JobCell>(ReferenceEqualityComparer.Instance);
+        foreach (JobCell cell in ids.Keys)
+        {
+            if (cell.ContinuationUnchecked is JobCell awaiting)
+            {
+                awaits[awaiting] = cell;
+            }
+        }
+
+        var jobs = new List<LiveJob>(ids.Count);
+        foreach ((JobCell cell, long id) in ids.OrderBy(e => e.Value))
+        {
+            long? awaitedId = null;
+            string awaiting;
+            if (cell.IsCompletedUnchecked)
+            {
+                awaiting = "nothing (completed, result not consumed yet)";
+            }
+            else if (awaits.TryGetValue(cell, out JobCell? awaited) || (awaited = cell.AwaitedCell()) is not null)
+            {
+                awaitedId = ids.TryGetValue(awaited, out long other) ? other : null;
+                awaiting = awaitedId is null ? awaited.Describe() : $"job #{awaitedId} ({awaited.Describe()})";
+            }
+            else
+            {
+                awaiting = cell.DescribeAwaiting() ?? "a job or cell that is not tracked";
+            }
+
+            jobs.Add(new LiveJob(id, cell.Describe(), cell.IsCompletedUnchecked, awaiting, awaitedId));
+        }
+
+        return jobs;
+    }
+
+    /// <summary>The snapshot as text, one job per line.</summary>
+    public static string Dump()
+    {
+        IReadOnlyList<LiveJob> jobs = Snapshot();
+        var text = new StringBuilder();
+        text.Append(jobs.Count).AppendLine(" live job(s)");
+        foreach (LiveJob job in jobs)
+        {
+            text.Append("  #").Append(job.Id).Append(' ').Append(job.Method)
+                .Append(job.IsCompleted ? " [completed]" : " [suspended]")
+                .Append(" awaits ").AppendLine(job.Awaiting);
+        }
+
+        return text.ToString();
+    }
+}
+
+/// <summary>One entry of <see cref="JobDiagnostics.Snapshot"/>.</summary>
+/// <param name="Id">A number given at the job's first suspension (unique for the process).</param>
+/// <param name="Method">The async method (or the kind of cell) behind the job.</param>
+/// <param name="IsCompleted">Whether the job completed and only its consumer has not read it yet.</param>
+/// <param name="Awaiting">What the job is suspended on, in words.</param>
+/// <param name="AwaitingJobId">The id of the awaited job, when that job is tracked too.</param>
+public sealed record LiveJob(long Id, string Method, bool IsCompleted, string Awaiting, long? AwaitingJobId);

@@ -1,0 +1,56 @@
+using System.Collections.Concurrent;
+using System.Collections.Generic;
+using System.Diagnostics.Metrics;
+using Myriad.Scheduling;
+
+namespace Myriad.Diagnostics;
+
+/// <summary>
+/// Myriad's metrics, published through <see cref="System.Diagnostics.Metrics"/> under the meter
+/// named <see cref="MeterName"/> (listen with <c>dotnet-counters monitor --counters Myriad</c>, an
+/// OpenTelemetry exporter, or a <see cref="MeterListener"/>). Every instrument is observable: the
+/// runtimes keep plain counters and nothing is computed until a listener asks, so metrics cost the
+/// scheduler nothing when nobody listens. Each measurement carries a <c>myriad.runtime</c> tag with
+/// the runtime's <see cref="JobRuntime.Name"/>.
+/// </summary>
+public static class MyriadMetrics
+{
+    /// <summary>The name of the meter.</summary>
+    public const string MeterName = "Myriad";
+
+    private static readonly ConcurrentDictionary<JobRuntime, byte> s_runtimes = new();
+    private static readonly Meter s_meter = new(MeterName, typeof(MyriadMetrics).Assembly.GetName().Version?.ToString());
+
+    static MyriadMetrics()
+    {
+        s_meter.CreateObservableCounter("myriad.jobs.spawned", () => Measure(static r => r.SpawnedCount), "{job}", "Jobs spawned.");
+        s_meter.CreateObservableCounter("myriad.jobs.completed", () => Measure(static r => r.CompletedCount), "{job}", "Spawned jobs that completed.");
+        s_meter.CreateObservableUpDownCounter("myriad.jobs.active", () => Measure(static r => r.SpawnedCount - r.CompletedCount), "{job}", "Spawned jobs not completed yet.");
+        s_meter.CreateObservableCounter("myriad.jobs.unobserved_exceptions", () => Measure(static r => r.UnobservedExceptionCount), "{exception}", "Failures of detached jobs.");
+        s_meter.CreateObservableGauge("myriad.scheduler.queue.length", () => Measure(static r => r.Stats().QueuedItems), "{item}", "Items waiting in the runtime's queues.");
+        s_meter.CreateObservableGauge("myriad.scheduler.workers.parked", () => Measure(static r => r.Stats().ParkedWorkers), "{worker}", "Workers asleep.");
+        s_meter.CreateObservableGauge("myriad.scheduler.workers.searching", () => Measure(static r => r.Stats().SearchingWorkers), "{worker}", "Workers looking for work to steal.");
+        s_meter.CreateObservableCounter("myriad.scheduler.steals", () => Measure(static r => r.Stats().Steals), "{steal}", "Successful steals between workers.");
+        s_meter.CreateObservableCounter("myriad.scheduler.parks", () => Measure(static r => r.Stats().Parks), "{park}", "Times a worker went to sleep.");
+    }
+
+    internal static void Register(JobRuntime runtime) => s_runtimes.TryAdd(runtime, 0);
+
+    internal static void Unregister(JobRuntime runtime) => s_runtimes.TryRemove(runtime, out _);
+
+    private static IEnumerable<Measurement<long>> Measure(System.Func<JobRuntime, long> read)
+    {
+        foreach (JobRuntime runtime in s_runtimes.Keys)
+        {
+            yield return new Measurement<long>(read(runtime), new KeyValuePair<string, object?>("myriad.runtime", runtime.Name));
+        }
+    }
+}
+
+/// <summary>A point-in-time view of a runtime's scheduler, for metrics and diagnostics.</summary>
+/// <param name="QueuedItems">Items in the runtime's queues (all workers' queues and slots, and the global queue).</param>
+/// <param name="ParkedWorkers">Workers asleep.</param>
+/// <param name="SearchingWorkers">Workers looking for work in others' queues.</param>
+/// <param name="Steals">Successful steals so far.</param>
+/// <param name="Parks">Times a worker went to sleep so far.</param>
+public readonly record struct SchedulerStats(long QueuedItems, long ParkedWorkers, long SearchingWorkers, long Steals, long Parks);

@@ -1,0 +1,86 @@
+using System.Diagnostics.CodeAnalysis;
+using System.Threading;
+using Myriad.Internal;
+
+namespace Myriad.Scheduling;
+
+/// <summary>
+/// The multi-threaded runtime's global queue: work spawned from outside the workers, and the
+/// overflow of full worker queues. A FIFO under a lock, as Tokio's inject queue: it is off the hot
+/// path of worker-to-worker work, and a lock makes "take back the item I just queued" possible.
+/// </summary>
+/// <remarks>
+/// <see cref="IsEmpty"/> is read without the lock (a volatile count, written under the lock), so
+/// idle checks and the fair-interval probe cost no lock when there is nothing to take.
+/// <see cref="TryTakeBackLast"/> lets a plain thread that spawned a job and now waits for it run it
+/// itself without leaving a stale entry behind (experiment E5: spawn-and-wait from a plain thread).
+/// </remarks>
+internal sealed class InjectionQueue
+{
+    private readonly WorkQueue _items = new();
+    private readonly object _lock = new();
+    private volatile int _count;
+
+    internal bool IsEmpty => _count == 0;
+
+    internal int Count => _count;
+
+    internal void Enqueue(WorkItem item)
+    {
+        lock (_lock)
+        {
+            _items.Enqueue(item);
+            _count = _items.Count;
+        }
+    }
+
+    internal void EnqueueBatch(WorkItem[] batch)
+    {
+        lock (_lock)
+        {
+            foreach (WorkItem item in batch)
+            {
+                _items.Enqueue(item);
+            }
+
+            _count = _items.Count;
+        }
+    }
+
+    internal bool TryDequeue([NotNullWhen(true)] out WorkItem? item)
+    {
+        if (_count == 0)
+        {
+            item = null;
+            return false;
+        }
+
+        lock (_lock)
+        {
+            bool found = _items.TryDequeue(out item);
+            _count = _items.Count;
+            return found;
+        }
+    }
+
+    /// <summary>Removes <paramref name="item"/> if it is the most recently queued item.</summary>
+    internal bool TryTakeBackLast(WorkItem item)
+    {
+        if (_count == 0)
+        {
+            return false;
+        }
+
+        lock (_lock)
+        {
+            if (_items.Count == 0 || !ReferenceEquals(_items.PeekLast(), item))
+            {
+                return false;
+            }
+
+            _items.RemoveLast();
+            _count = _items.Count;
+            return true;
+        }
+    }
+}

@@ -1,0 +1,53 @@
+using System.Linq;
+using Myriad.Diagnostics;
+using Myriad.Tests.Support;
+using Xunit;
+
+namespace Myriad.Tests.Diagnostics;
+
+[Collection(HeavyCollection.Name)]
+public class JobDiagnosticsTests
+{
+    private static async Job<int> Outer(Job<int> inner) => await Middle(inner) + 1;
+
+    private static async Job<int> Middle(Job<int> inner) => await inner + 1;
+
+    [Fact]
+    public void Snapshot_ShowsSuspendedJobsAndWhatEachAwaits()
+    {
+        JobDiagnostics.TrackLiveJobs = true;
+        try
+        {
+            var promise = new Promise<int>();
+            Job<int> outer = Outer(promise.Job);
+
+            var live = JobDiagnostics.Snapshot();
+            LiveJob middle = Assert.Single(live, j => j.Method.EndsWith("Middle"));
+            LiveJob outerJob = Assert.Single(live, j => j.Method.EndsWith("Outer"));
+            Assert.False(middle.IsCompleted);
+            Assert.Equal(middle.Id, outerJob.AwaitingJobId);
+            Assert.Contains($"job #{middle.Id}", outerJob.Awaiting);
+            Assert.Contains("Promise<Int32>", middle.Awaiting);
+            Assert.Contains("Middle", JobDiagnostics.Dump());
+
+            promise.SetResult(1);
+            Assert.Equal(3, outer.Wait());
+            Assert.DoesNotContain(JobDiagnostics.Snapshot(), j => j.Id == middle.Id || j.Id == outerJob.Id);
+        }
+        finally
+        {
+            JobDiagnostics.TrackLiveJobs = false;
+        }
+    }
+
+    [Fact]
+    public void TrackingOff_SnapshotIsEmptyOfNewJobs()
+    {
+        JobDiagnostics.TrackLiveJobs = false;
+        var promise = new Promise<int>();
+        Job<int> outer = Outer(promise.Job);
+        Assert.DoesNotContain(JobDiagnostics.Snapshot(), j => j.Method.EndsWith("Outer"));
+        promise.SetResult(0);
+        Assert.Equal(2, outer.Wait());
+    }
+}

@@ -1,0 +1,91 @@
+using System.Collections.Concurrent;
+using System.Threading;
+using Myriad.Internal;
+using Myriad.Scheduling;
+using Myriad.Tests.Support;
+using Xunit;
+
+namespace Myriad.Tests.Scheduling;
+
+/// <summary>One owner pushes and pops while thieves steal: every item is taken exactly once.</summary>
+[Collection(HeavyCollection.Name)]
+[Trait("Category", "Stress")]
+public class LocalQueueStressTests
+{
+    [Theory]
+    [InlineData(4)]
+    [InlineData(256)]
+    public void OwnerAndThieves_EveryItemTakenExactlyOnce(int capacity)
+    {
+        const int items = 400_000;
+        const int thieves = 2;
+        var queue = new LocalQueue(capacity);
+        var taken = new int[items];
+        var overflow = new ConcurrentQueue<WorkItem>();
+        int done = 0;
+
+        void Take(WorkItem? item)
+        {
+            if (item is LocalQueueTests.Item i)
+            {
+                Interlocked.Increment(ref taken[i.Id]);
+            }
+        }
+
+        var threads = new Thread[thieves];
+        for (int t = 0; t < thieves; t++)
+        {
+            threads[t] = new Thread(() =>
+            {
+                var own = new LocalQueue(capacity);
+                while (Volatile.Read(ref done) == 0 || !queue.Stealer.IsEmpty)
+                {
+                    Take(own.Owner.StealFrom(queue.Stealer));
+                    while (own.Owner.Pop() is { } mine)
+                    {
+                        Take(mine);
+                    }
+                }
+            });
+            threads[t].Start();
+        }
+
+        TestHelpers.OnThread(() =>
+        {
+            for (int i = 0; i < items; i++)
+            {
+                queue.Owner.Push(new LocalQueueTests.Item(i), batch =>
+                {
+                    foreach (WorkItem w in batch)
+                    {
+                        overflow.Enqueue(w);
+                    }
+                });
+                if (i % 3 == 0)
+                {
+                    Take(queue.Owner.Pop());
+                }
+            }
+
+            while (queue.Owner.Pop() is { } rest)
+            {
+                Take(rest);
+            }
+        });
+        Volatile.Write(ref done, 1);
+        foreach (Thread thread in threads)
+        {
+            Assert.True(thread.Join(60_000));
+        }
+
+        while (overflow.TryDequeue(out WorkItem? w))
+        {
+            Take(w);
+        }
+
+        for (int i = 0; i < items; i++)
+        {
+            Assert.True(taken[i] == 1, $"item {i} taken {taken[i]} times");
+        }
+    }
+}

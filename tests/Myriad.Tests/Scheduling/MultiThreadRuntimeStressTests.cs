@@ -1,0 +1,141 @@
+using System;
+using System.Threading;
+using System.Threading.Tasks;
+using Myriad.Scheduling;
+using Myriad.Tests.Support;
+using Xunit;
+
+namespace Myriad.Tests.Scheduling;
+
+/// <summary>
+/// Millions of spawns and joins across workers, repeated: a lost wake-up shows as a hang (the
+/// helpers fail after a timeout), a double execution as a wrong count.
+/// </summary>
+[Collection(HeavyCollection.Name)]
+[Trait("Category", "Stress")]
+public class MultiThreadRuntimeStressTests
+{
+    [Theory]
+    [InlineData(2)]
+    [InlineData(4)]
+    public void FanOutFanIn_FromInsideTheRuntime_EveryJobRunsOnce(int workers)
+    {
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = workers, LocalQueueCapacity = 16 });
+        for (int round = 0; round < 5; round++)
+        {
+            var counts = new int[200_000];
+            long sum = TestHelpers.OnThread(() => runtime.Run((runtime, counts), static async s =>
+            {
+                long total = 0;
+                var handles = new Job<int>[1000];
+                for (int batch = 0; batch < s.counts.Length / handles.Length; batch++)
+                {
+                    for (int i = 0; i < handles.Length; i++)
+                    {
+                        int id = (batch * handles.Length) + i;
+                        handles[i] = s.runtime.Spawn((s.counts, id), static async x =>
+                        {
+                            if ((x.id & 7) == 0)
+                            {
+                                await Task.Yield();
+                            }
+
+                            Interlocked.Increment(ref x.counts[x.id]);
+                            return 1;
+                        });
+                    }
+
+                    foreach (Job<int> handle in handles)
+                    {
+                        total += await handle;
+                    }
+                }
+
+                return total;
+            }));
+            Assert.Equal(counts.Length, sum);
+            Assert.All(counts, c => Assert.Equal(1, c));
+        }
+    }
+
+    [Fact]
+    public void SpawnAndWait_FromManyPlainThreads_NoLostWakeups()
+    {
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        const int threads = 4;
+        const int perThread = 100_000;
+        var totals = new long[threads];
+        var workers = new Thread[threads];
+        for (int t = 0; t < threads; t++)
+        {
+            int index = t;
+            workers[t] = new Thread(() =>
+            {
+                long sum = 0;
+                for (int i = 0; i < perThread; i++)
+                {
+                    sum += runtime.Spawn(i, static x => Job.FromResult((long)x)).Wait();
+                    if (i % 1000 == 0)
+                    {
+                        // Mix in handles that a worker must run (the waiter blocks instead of running it).
+                        sum += runtime.Spawn(0L, static async x =>
+                        {
+                            await Task.Yield();
+                            return x;
+                        }).Wait();
+                    }
+                }
+
+                totals[index] = sum;
+            });
+            workers[t].Start();
+        }
+
+        foreach (Thread worker in workers)
+        {
+            Assert.True(worker.Join(TimeSpan.FromSeconds(120)), "a spawn-and-wait thread hung");
+        }
+
+        Assert.All(totals, total => Assert.Equal((long)perThread * (perThread - 1) / 2, total));
+    }
+
+    [Fact]
+    public void DetachedSpawnsFromPlainThreads_AllRunBeforeDisposeReturns()
+    {
+        for (int round = 0; round < 20; round++)
+        {
+            var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+            var counter = new StrongBox<int>();
+            Parallel.For(0, 4, _ =>
+            {
+                for (int i = 0; i < 5000; i++)
+                {
+                    runtime.SpawnDetached(counter, static c => Interlocked.Increment(ref c.Value));
+                }
+            });
+            TestHelpers.OnThread(runtime.Dispose);
+            Assert.Equal(20_000, counter.Value);
+        }
+    }
+
+    [Fact]
+    public void IdleWorkers_WakeForWorkAfterParking_Repeatedly()
+    {
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2, PlainThreadWakeDelay = TimeSpan.Zero });
+        for (int i = 0; i < 300; i++)
+        {
+            if (i % 50 == 0)
+            {
+                Thread.Sleep(5); // let every worker park
+            }
+
+            Task<int> task = runtime.Spawn(i, static async x =>
+            {
+                await Task.Yield();
+                return x;
+            }).AsTask();
+            Assert.True(task.Wait(TimeSpan.FromSeconds(10)), $"iteration {i}: a parked worker was never woken");
+            Assert.Equal(i, task.Result);
+        }
+    }
+}

@@ -1,0 +1,169 @@
+using System;
+using System.Threading;
+using System.Threading.Tasks;
+using Myriad.Scheduling;
+using Myriad.Tests.Support;
+using Xunit;
+
+namespace Myriad.Tests.Scheduling;
+
+public class MultiThreadRuntimeTests
+{
+    [Fact]
+    public void Options_InvalidValues_ThrowArgumentOutOfRange()
+    {
+        var options = new RuntimeOptions();
+        Assert.Throws<ArgumentOutOfRangeException>(() => options.WorkerCount = 0);
+        Assert.Throws<ArgumentOutOfRangeException>(() => options.WorkerCount = -1);
+        Assert.Throws<ArgumentOutOfRangeException>(() => options.LocalQueueCapacity = 100);
+        Assert.Throws<ArgumentOutOfRangeException>(() => options.GlobalQueueInterval = 0);
+        Assert.Throws<ArgumentOutOfRangeException>(() => options.PlainThreadWakeDelay = TimeSpan.FromSeconds(-1));
+        Assert.Throws<ArgumentNullException>(() => new MultiThreadRuntime(null!));
+    }
+
+    [Fact]
+    public void Workers_AreNamedAndCounted()
+    {
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 3, ThreadNamePrefix = "unit" });
+        Assert.Equal(3, runtime.WorkerCount);
+        string? name = TestHelpers.OnThread(() => runtime.Run(static async () =>
+        {
+            await Task.Yield();
+            return Thread.CurrentThread.Name;
+        }));
+        Assert.StartsWith("unit ", name);
+    }
+
+    [Fact]
+    public void SpawnDetached_FromPlainThreadThatNeverWaits_StillRuns()
+    {
+        // The lazy wake for plain-thread spawns must be paid by the timer when nobody else pays it.
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        Thread.Sleep(50); // let the workers park
+        using var ran = new ManualResetEventSlim();
+        runtime.SpawnDetached(ran, static r => r.Set());
+        Assert.True(ran.Wait(TimeSpan.FromSeconds(10)), "a detached spawn from a plain thread never ran");
+    }
+
+    [Fact]
+    public void Spawn_FromPlainThreadThenAwaitAsync_Completes()
+    {
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        Thread.Sleep(50);
+        Task<int> task = runtime.Spawn(21, static async x =>
+        {
+            await Task.Yield();
+            return x * 2;
+        }).AsTask();
+        Assert.True(task.Wait(TimeSpan.FromSeconds(10)));
+        Assert.Equal(42, task.Result);
+    }
+
+    [Fact]
+    public void Dispose_DrainsQueuedJobs()
+    {
+        var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        int ran = 0;
+        var counter = new StrongBox<int>();
+        for (int i = 0; i < 10_000; i++)
+        {
+            runtime.SpawnDetached(counter, static c => Interlocked.Increment(ref c.Value));
+        }
+
+        TestHelpers.OnThread(runtime.Dispose);
+        ran = Volatile.Read(ref counter.Value);
+        Assert.Equal(10_000, ran);
+    }
+
+    [Fact]
+    public void Dispose_WithJobsSpawningMoreWork_Terminates()
+    {
+        var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        var counter = new StrongBox<int>();
+        runtime.SpawnDetached((runtime, counter), static async s =>
+        {
+            for (int i = 0; i < 1000; i++)
+            {
+                await s.runtime.Spawn(s.counter, static c => Interlocked.Increment(ref c.Value));
+            }
+        });
+        TestHelpers.OnThread(runtime.Dispose);
+        Assert.Equal(1000, counter.Value);
+    }
+
+    [Fact]
+    public void Dispose_WhileJobWaitsForever_DoesNotHang()
+    {
+        var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        var never = new Promise<int>();
+        Job<int> handle = runtime.Spawn(never, static async p => await p.Job);
+        TestHelpers.OnThread(runtime.Dispose, timeout: TimeSpan.FromSeconds(30));
+        Assert.False(handle.IsCompleted);
+        // The abandoned job can still be completed later; its continuation runs off the runtime.
+        never.SetResult(5);
+        Assert.Equal(5, TestHelpers.OnThread(() => handle.Wait()));
+    }
+
+    [Fact]
+    public async Task DisposeAsync_StopsTheRuntime()
+    {
+        var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        runtime.Spawn(0, static _ => { }).Wait();
+        await runtime.DisposeAsync();
+        Assert.True(runtime.IsDisposed);
+    }
+
+    [Fact]
+    public void Dispose_FromOwnWorker_DoesNotDeadlock()
+    {
+        var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        TestHelpers.OnThread(() => runtime.Spawn(runtime, static rt => rt.Dispose()).Wait());
+        Assert.True(runtime.IsDisposed);
+    }
+
+    [Fact]
+    public void Wait_OnWorker_KeepsRunningOtherJobs()
+    {
+        // One worker: a job that blocks waiting for another job must not deadlock the runtime.
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1 });
+        int result = TestHelpers.OnThread(() => runtime.Run(runtime, static rt =>
+        {
+            Job<int> other = rt.Spawn(5, static async x =>
+            {
+                await Task.Yield();
+                return x + 1;
+            });
+            return Job.FromResult(other.Wait());
+        }));
+        Assert.Equal(6, result);
+    }
+
+    [Fact]
+    public void GlobalQueue_IsServedWhileTwoJobsPingPongLocally()
+    {
+        // Two jobs waking each other keep a worker's next-job slot busy; work injected from outside
+        // must still be served (the fair global-queue interval).
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1 });
+        var stop = new StrongBox<bool>();
+        Job pingPong = runtime.Spawn(stop, static async s =>
+        {
+            while (!Volatile.Read(ref s.Value))
+            {
+                var a = new Promise<int>();
+                Job<int> waiter = Echo(a.Job);
+                a.SetResult(1);
+                await waiter;
+                await Task.Yield();
+            }
+
+            static async Job<int> Echo(Job<int> j) => await j;
+        });
+        TestHelpers.OnThread(() =>
+        {
+            Thread.Sleep(20);
+            Assert.Equal(3, runtime.Spawn(2, static x => Job.FromResult(x + 1)).AsTask().Result);
+        });
+        stop.Value = true;
+        TestHelpers.OnThread(() => pingPong.Wait());
+    }
+}

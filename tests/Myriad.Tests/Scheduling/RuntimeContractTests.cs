@@ -1,0 +1,235 @@
+using System;
+using System.Threading;
+using System.Threading.Tasks;
+using Myriad.Scheduling;
+using Myriad.Tests.Support;
+using Xunit;
+
+namespace Myriad.Tests.Scheduling;
+
+/// <summary>The contract every runtime keeps; each runtime kind runs it through a subclass.</summary>
+public abstract class RuntimeContractTests : IDisposable
+{
+    protected RuntimeContractTests() => Runtime = CreateRuntime();
+
+    protected JobRuntime Runtime { get; }
+
+    protected abstract JobRuntime CreateRuntime();
+
+    public void Dispose() => Runtime.Dispose();
+
+    private struct Numbers
+    {
+        public int A;
+        public int B;
+    }
+
+    [Fact]
+    public void Spawn_WithStructState_ReturnsBodyResult()
+    {
+        int result = TestHelpers.OnThread(() =>
+            Runtime.Spawn(new Numbers { A = 40, B = 2 }, static n => Job.FromResult(n.A + n.B)).Wait());
+        Assert.Equal(42, result);
+    }
+
+    [Fact]
+    public void Spawn_SynchronousBody_RunsOnce()
+    {
+        var box = new StrongBox<int>();
+        TestHelpers.OnThread(() => Runtime.Spawn(box, static b => Interlocked.Increment(ref b.Value)).Wait());
+        Assert.Equal(1, box.Value);
+    }
+
+    [Fact]
+    public void Spawn_BodyThrows_ExceptionReachesAwaiter()
+    {
+        var error = Assert.Throws<InvalidTimeZoneException>(() => TestHelpers.OnThread(() =>
+            Runtime.Spawn(0, static _ => throw new InvalidTimeZoneException("boom")).Wait()));
+        Assert.Equal("boom", error.Message);
+    }
+
+    [Fact]
+    public void Spawn_AsyncBodyThrowsAfterAwait_ExceptionReachesAwaiter()
+    {
+        Assert.Throws<ArithmeticException>(() => TestHelpers.OnThread(() => Runtime.Run(static async () =>
+        {
+            await Task.Yield();
+            throw new ArithmeticException();
+#pragma warning disable CS0162 // the return type needs a value
+            return 0;
+#pragma warning restore CS0162
+        })));
+    }
+
+    [Fact]
+    public void Spawn_TokenCanceledBeforeStart_EndsCanceledWithoutRunning()
+    {
+        using var cts = new CancellationTokenSource();
+        cts.Cancel();
+        var ran = new StrongBox<bool>();
+        var error = Assert.Throws<OperationCanceledException>(() => TestHelpers.OnThread(() =>
+            Runtime.Spawn(ran, static r => r.Value = true, cts.Token).Wait()));
+        Assert.Equal(cts.Token, error.CancellationToken);
+        Assert.False(ran.Value);
+    }
+
+    [Fact]
+    public void Spawn_BodyThrowsOperationCanceled_EndsCanceled()
+    {
+        Assert.Throws<OperationCanceledException>(() => TestHelpers.OnThread(() =>
+            Runtime.Spawn(0, static _ => throw new OperationCanceledException()).Wait()));
+    }
+
+    [Fact]
+    public void Spawn_NullBody_ThrowsArgumentNull()
+    {
+        Assert.Throws<ArgumentNullException>(() => Runtime.Spawn(0, (Func<int, Job<int>>)null!));
+        Assert.Throws<ArgumentNullException>(() => Runtime.Spawn(0, (Func<int, Job>)null!));
+        Assert.Throws<ArgumentNullException>(() => Runtime.Spawn(0, (Action<int>)null!));
+        Assert.Throws<ArgumentNullException>(() => Runtime.SpawnDetached(0, (Action<int>)null!));
+    }
+
+    [Fact]
+    public void Spawn_AfterDispose_ThrowsObjectDisposed()
+    {
+        JobRuntime runtime = CreateRuntime();
+        runtime.Dispose();
+        Assert.True(runtime.IsDisposed);
+        Assert.Throws<ObjectDisposedException>(() => runtime.Spawn(0, static _ => { }));
+        runtime.Dispose(); // idempotent
+    }
+
+    [Fact]
+    public void Run_NestedSpawnsFromInsideTheRuntime_AllComplete()
+    {
+        long sum = TestHelpers.OnThread(() => Runtime.Run(Runtime, static async rt =>
+        {
+            var handles = new Job<long>[200];
+            for (int i = 0; i < handles.Length; i++)
+            {
+                handles[i] = rt.Spawn((long)i, static async x =>
+                {
+                    await Task.Yield();
+                    return x * 2;
+                });
+            }
+
+            long total = 0;
+            foreach (Job<long> handle in handles)
+            {
+                total += await handle;
+            }
+
+            return total;
+        }));
+        Assert.Equal(2L * (199 * 200 / 2), sum);
+    }
+
+    [Fact]
+    public void SpawnDetached_Failure_RaisesUnobservedException()
+    {
+        using var raised = new ManualResetEventSlim();
+        Exception? seen = null;
+        Runtime.UnobservedException += (_, e) =>
+        {
+            seen = e.Exception;
+            raised.Set();
+        };
+        TestHelpers.OnThread(() =>
+        {
+            Runtime.SpawnDetached(0, static _ => throw new InsufficientExecutionStackException("lost?"));
+            // Drive single-threaded runtimes; a multi-threaded one runs it on its own.
+            Runtime.Run(static () => Job.FromResult(0));
+            if (Runtime is SingleThreadRuntime single)
+            {
+                single.RunUntilIdle();
+            }
+
+            Assert.True(raised.Wait(TimeSpan.FromSeconds(30)));
+        });
+        Assert.IsType<InsufficientExecutionStackException>(seen);
+    }
+
+    private static readonly AsyncLocal<int> s_local = new();
+
+    [Fact]
+    public void Spawn_AsyncLocal_FlowsIntoSpawnedJob()
+    {
+        int seen = TestHelpers.OnThread(() =>
+        {
+            s_local.Value = 17;
+            return Runtime.Spawn(0, static async _ =>
+            {
+                await Task.Yield();
+                return s_local.Value;
+            }).Wait();
+        });
+        Assert.Equal(17, seen);
+    }
+
+    [Fact]
+    public void TaskScheduler_RunsTasksOnRuntimeThreads()
+    {
+        bool onRuntime = TestHelpers.OnThread(() =>
+        {
+            JobRuntime runtime = Runtime;
+            Task<bool> task = Task.Factory.StartNew(() => runtime.IsRuntimeThread, CancellationToken.None, TaskCreationOptions.None, runtime.TaskScheduler);
+            if (runtime is SingleThreadRuntime single)
+            {
+                while (!task.IsCompleted)
+                {
+                    single.RunUntilIdle();
+                    Thread.Yield();
+                }
+            }
+
+            return task.Result;
+        });
+        Assert.True(onRuntime);
+    }
+
+    [Fact]
+    public void AwaitTask_InsideSpawnedJob_ResumesOnTheRuntime()
+    {
+        bool onRuntime = TestHelpers.OnThread(() => Runtime.Run(Runtime, static async rt =>
+        {
+            await Task.Delay(10);
+            return rt.IsRuntimeThread;
+        }));
+        Assert.True(onRuntime);
+    }
+
+    [Fact]
+    public void Counters_TrackSpawnedAndCompletedJobs()
+    {
+        TestHelpers.OnThread(() =>
+        {
+            for (int i = 0; i < 10; i++)
+            {
+                Runtime.Spawn(i, static _ => { }).Wait();
+            }
+        });
+        Assert.Equal(10, Runtime.SpawnedCount);
+        Assert.Equal(10, Runtime.CompletedCount);
+    }
+}
+
+public sealed class MultiThreadRuntimeContractTests : RuntimeContractTests
+{
+    protected override JobRuntime CreateRuntime() => new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+}
+
+public sealed class CurrentThreadRuntimeContractTests : RuntimeContractTests
+{
+    protected override JobRuntime CreateRuntime() => new CurrentThreadRuntime();
+}
+
+public sealed class DeterministicRuntimeContractTests : RuntimeContractTests
+{
+    protected override JobRuntime CreateRuntime() => new DeterministicRuntime(seed: 12345);
+}
+
+internal sealed class StrongBox<T>
+{
+    public T Value = default!;
+}

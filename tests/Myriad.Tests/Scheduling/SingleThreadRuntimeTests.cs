@@ -1,0 +1,87 @@
+using System;
+using System.Collections.Generic;
+using System.Threading;
+using System.Threading.Tasks;
+using Myriad.Scheduling;
+using Myriad.Tests.Support;
+using Xunit;
+
+namespace Myriad.Tests.Scheduling;
+
+public class SingleThreadRuntimeTests
+{
+    private static List<int> RecordOrder(SingleThreadRuntime runtime)
+    {
+        var order = new List<int>();
+        for (int i = 0; i < 20; i++)
+        {
+            runtime.SpawnDetached((order, i), static s => s.order.Add(s.i));
+        }
+
+        runtime.RunUntilIdle();
+        return order;
+    }
+
+    [Fact]
+    public void CurrentThreadRuntime_RunsJobsInFifoOrderOnTheDrivingThread()
+    {
+        using var runtime = new CurrentThreadRuntime();
+        Assert.Equal(System.Linq.Enumerable.Range(0, 20), RecordOrder(runtime));
+        int thread = runtime.Run(static async () =>
+        {
+            await Task.Yield();
+            return Environment.CurrentManagedThreadId;
+        });
+        Assert.Equal(Environment.CurrentManagedThreadId, thread);
+    }
+
+    [Fact]
+    public void DeterministicRuntime_SameSeed_SameSchedule()
+    {
+        using var a = new DeterministicRuntime(seed: 42);
+        using var b = new DeterministicRuntime(seed: 42);
+        Assert.Equal(RecordOrder(a), RecordOrder(b));
+    }
+
+    [Fact]
+    public void DeterministicRuntime_DifferentSeeds_ExploreDifferentSchedules()
+    {
+        var schedules = new HashSet<string>();
+        for (int seed = 0; seed < 10; seed++)
+        {
+            using var runtime = new DeterministicRuntime(seed);
+            schedules.Add(string.Join(",", RecordOrder(runtime)));
+        }
+
+        Assert.True(schedules.Count > 5, $"only {schedules.Count} distinct schedules from 10 seeds");
+    }
+
+    [Fact]
+    public void Dispose_CancelsJobsThatNeverStarted()
+    {
+        var runtime = new CurrentThreadRuntime();
+        Job<int> queued = runtime.Spawn(1, static x => Job.FromResult(x));
+        Assert.Equal(1, runtime.PendingCount);
+        runtime.Dispose();
+        Assert.Throws<OperationCanceledException>(() => queued.Wait());
+    }
+
+    [Fact]
+    public void Drive_FromTwoThreadsAtOnce_SecondThrowsInvalidOperation()
+    {
+        using var runtime = new CurrentThreadRuntime();
+        using var inside = new ManualResetEventSlim();
+        var gate = new Promise<int>();
+        var driver = new Thread(() => runtime.Run(gate, static async g =>
+        {
+            return await g.Job;
+        }));
+        runtime.SpawnDetached(inside, static e => e.Set());
+        driver.Start();
+        Assert.True(inside.Wait(TimeSpan.FromSeconds(10)));
+        var error = Assert.Throws<InvalidOperationException>(() => runtime.RunUntilIdle());
+        Assert.Contains("already driving", error.Message);
+        gate.SetResult(1);
+        Assert.True(driver.Join(TimeSpan.FromSeconds(10)));
+    }
+}
