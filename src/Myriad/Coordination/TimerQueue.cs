@@ -26,7 +26,9 @@ namespace Myriad.Coordination;
 ///    empty; any pulse makes it re-examine the heap.
 /// 3. When the earliest entry is due, the thread removes every due entry from the heap, copying out
 ///    its work item and runtime (an entry that left the heap may be reused by its owner at once).
-/// 4. Outside the lock, it queues each work item on its runtime.
+/// 4. Outside the lock, it queues each work item on its runtime, then pays at once any wake-up a
+///    multi-threaded runtime deferred (this thread never runs the work itself, so a lazy wake would
+///    only add the runtime's wake delay to every timer).
 /// Cancel removes an entry under the lock: true means the entry left the heap before step 3 and will
 /// never fire; false means it already fired (or was never scheduled).</para>
 /// </remarks>
@@ -155,6 +157,7 @@ internal static class TimerQueue
             }
 
             due.Clear();
+            MultiThreadRuntime.PayOwedWake();
         }
     }
 

@@ -10,7 +10,8 @@ namespace Myriad.Tests.Channels;
 /// Zero-allocation guarantees, measured with <see cref="GC.GetAllocatedBytesForCurrentThread"/>.
 /// Everything measured runs on the measuring thread (a current-thread runtime), so other tests
 /// running in parallel cannot disturb the count. Loops are repeated until the JIT's optimized code
-/// runs (see <see cref="SteadyState"/>); the first runs also warm the pools.
+/// runs (see <see cref="TestHelpers.SteadyStateAllocations"/> and <see cref="SteadyState"/>); the
+/// first runs also warm the pools.
 /// </summary>
 public sealed class ChanAllocationTests
 {
@@ -22,7 +23,7 @@ public sealed class ChanAllocationTests
     public void SendReceive_Synchronous_AllocatesNothing()
     {
         Chan<int> ch = Chan.Bounded<int>(4);
-        Assert.Equal(0, SteadyState.AllocatedBytes(Run));
+        Assert.Equal(0, TestHelpers.SteadyStateAllocations(Run));
 
         void Run()
         {
@@ -44,7 +45,7 @@ public sealed class ChanAllocationTests
         Chan<string> empty2 = Chan.Unbuffered<string>();
         Chan<long> full = Chan.Bounded<long>(1);
         full.TrySend(0);
-        Assert.Equal(0, SteadyState.AllocatedBytes(Run));
+        Assert.Equal(0, TestHelpers.SteadyStateAllocations(Run));
 
         void Run()
         {
@@ -65,7 +66,7 @@ public sealed class ChanAllocationTests
     public void Select_DefaultCase_AllocatesNothing()
     {
         Chan<int> empty = Chan.Unbuffered<int>();
-        Assert.Equal(0, SteadyState.AllocatedBytes(Run));
+        Assert.Equal(0, TestHelpers.SteadyStateAllocations(Run));
 
         void Run()
         {
