@@ -32,6 +32,9 @@ public static class Chan
 
     private static long s_lastLockId;
 
+    /// <summary>What a channel closed without an error holds in place of the close error.</summary>
+    internal static readonly object ClosedCleanly = new();
+
     /// <summary>
     /// A process-wide unique, positive id, taken by a channel the first time a select locks it: select
     /// locks its channels in id order, which rules out lock-order deadlocks between selects. Shared

@@ -24,14 +24,13 @@ public sealed partial class Chan<T>
         var receivers = default(WaiterQueue<T>);
         var senders = default(WaiterQueue<T>);
         _lock.Enter();
-        if (_closed)
+        if (_closed is not null)
         {
             _lock.Exit();
             throw new InvalidOperationException("The channel is already closed; a channel can be closed only once.");
         }
 
-        _closeError = error;
-        _closed = true;
+        _closed = error ?? Chan.ClosedCleanly;
         _receivers.DrainClaimable(ref receivers); // invariant 1: the buffer is empty if any receiver waits
         _senders.DrainClaimable(ref senders);
         _lock.Exit();

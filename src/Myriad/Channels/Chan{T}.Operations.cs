@@ -39,7 +39,7 @@ public sealed partial class Chan<T>
         _lock.Exit();
         if (status == Status.Closed)
         {
-            return Job.FromException(ChannelClosedException.ForSend(_closeError));
+            return Job.FromException(ChannelClosedException.ForSend(CloseError));
         }
 
         receiver?.Complete(item);
@@ -75,7 +75,7 @@ public sealed partial class Chan<T>
         _lock.Exit();
         if (status == Status.Closed)
         {
-            return Job.FromException<T>(_closeError ?? ChannelClosedException.ForReceive());
+            return Job.FromException<T>(CloseError ?? ChannelClosedException.ForReceive());
         }
 
         sender?.Complete(item);
@@ -110,7 +110,7 @@ public sealed partial class Chan<T>
         _lock.Exit();
         if (status == Status.Closed)
         {
-            return _closeError is null ? new Job<ReceiveResult<T>>(default(ReceiveResult<T>)) : Job.FromException<ReceiveResult<T>>(_closeError);
+            return CloseError is { } error ? Job.FromException<ReceiveResult<T>>(error) : new Job<ReceiveResult<T>>(default(ReceiveResult<T>));
         }
 
         sender?.Complete(item);
@@ -131,7 +131,7 @@ public sealed partial class Chan<T>
         _lock.Exit();
         if (status == Status.Closed)
         {
-            throw ChannelClosedException.ForSend(_closeError);
+            throw ChannelClosedException.ForSend(CloseError);
         }
 
         receiver?.Complete(item);

@@ -31,7 +31,8 @@ public sealed partial class Chan<T> : IWaiterHost<T>
     //   _buffer     buffered items, oldest first; never more than _capacity.
     //   _receivers  waiting receives (and select receive cases), oldest first.
     //   _senders    waiting sends (and select send cases), oldest first, each holding its item.
-    //   _closed     set once by Close; with _closeError (null for a clean close).
+    //   _closed     null while open; set once by Close to the close error, or to Chan.ClosedCleanly.
+    //   _spare      a recycled waiter for the next wait on this channel (see SpareWaiter).
     // Invariants (counting only claimable waiters; stale select cases and canceled waiters may linger
     // until the next dequeue drops them):
     //   1. Receivers wait only while the buffer is empty: a receive takes a buffered item first.
@@ -46,11 +47,11 @@ public sealed partial class Chan<T> : IWaiterHost<T>
 
     private readonly int _capacity;
     private TinyLock _lock;
-    private bool _closed;
-    private Exception? _closeError;
+    private object? _closed;
     private ItemRing<T> _buffer;
     private WaiterQueue<T> _receivers;
     private WaiterQueue<T> _senders;
+    private SpareWaiter _spare;
     private long _lockId;
 
     internal Chan(int capacity) => _capacity = capacity;
@@ -71,7 +72,7 @@ public sealed partial class Chan<T> : IWaiterHost<T>
     }
 
     /// <summary>Whether <see cref="Close"/> was called (items may still be buffered).</summary>
-    public bool IsClosed => Volatile.Read(ref _closed);
+    public bool IsClosed => Volatile.Read(ref _closed) is not null;
 
     /// <summary>Whether the channel is closed and drained: every receive from now on reports closure.</summary>
     public bool IsCompleted
@@ -79,7 +80,7 @@ public sealed partial class Chan<T> : IWaiterHost<T>
         get
         {
             _lock.Enter();
-            bool completed = _closed && _buffer.Count == 0;
+            bool completed = _closed is not null && _buffer.Count == 0;
             _lock.Exit();
             return completed;
         }
@@ -126,7 +127,7 @@ public sealed partial class Chan<T> : IWaiterHost<T>
         }
 
         item = default!;
-        return _closed ? Status.Closed : Status.WouldBlock;
+        return _closed is null ? Status.WouldBlock : Status.Closed;
     }
 
     /// <summary>
@@ -138,7 +139,7 @@ public sealed partial class Chan<T> : IWaiterHost<T>
     {
         Debug.Assert(_lock.IsHeld, "caller holds the lock");
         receiver = null;
-        if (_closed)
+        if (_closed is not null)
         {
             return Status.Closed;
         }
@@ -161,7 +162,7 @@ public sealed partial class Chan<T> : IWaiterHost<T>
     /// <summary>Under the lock: queues a waiter after an attempt returned <see cref="Status.WouldBlock"/>.</summary>
     internal void EnqueueLocked(IWaiter<T> waiter)
     {
-        Debug.Assert(_lock.IsHeld && !_closed, "queued under the lock, never on a closed channel");
+        Debug.Assert(_lock.IsHeld && _closed is null, "queued under the lock, never on a closed channel");
         if (waiter.IsSender)
         {
             _senders.Enqueue(waiter);
@@ -174,6 +175,8 @@ public sealed partial class Chan<T> : IWaiterHost<T>
 
     /// <summary>Unlinks a waiter if it is still queued (cancellation, select clean-up).</summary>
     void IWaiterHost<T>.RemoveWaiter(IWaiter<T> waiter) => RemoveWaiter(waiter);
+
+    ref SpareWaiter IWaiterHost<T>.Spare => ref _spare;
 
     /// <inheritdoc cref="IWaiterHost{T}.RemoveWaiter"/>
     internal void RemoveWaiter(IWaiter<T> waiter)
@@ -214,6 +217,6 @@ public sealed partial class Chan<T> : IWaiterHost<T>
         }
     }
 
-    /// <summary>The error the channel was closed with; null while open or after a clean close. Written once, under the lock, before <see cref="_closed"/> is visible.</summary>
-    internal Exception? CloseError => _closeError;
+    /// <summary>The error the channel was closed with; null while open or after a clean close (written once, under the lock).</summary>
+    internal Exception? CloseError => Volatile.Read(ref _closed) as Exception;
 }

@@ -26,6 +26,7 @@ public sealed class JobMutex : IWaiterHost<VoidResult>
     private bool _held;
     private long _generation;
     private WaiterQueue<VoidResult> _waiters;
+    private SpareWaiter _spare;
 
     /// <summary>Whether some job holds the mutex.</summary>
     public bool IsLocked => Volatile.Read(ref _held);
@@ -107,6 +108,8 @@ public sealed class JobMutex : IWaiterHost<VoidResult>
         _waiters.Remove(waiter);
         _lock.Exit();
     }
+
+    ref SpareWaiter IWaiterHost<VoidResult>.Spare => ref _spare;
 
     /// <summary>Releases one acquisition of a <see cref="JobMutex"/> when disposed.</summary>
     public readonly struct Releaser : IDisposable

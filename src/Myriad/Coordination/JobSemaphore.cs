@@ -22,6 +22,7 @@ public sealed class JobSemaphore : IWaiterHost<VoidResult>
     private TinyLock _lock;
     private int _count;
     private WaiterQueue<VoidResult> _waiters;
+    private SpareWaiter _spare;
 
     /// <summary>Creates a semaphore with <paramref name="initialCount"/> free permits.</summary>
     /// <param name="initialCount">Permits free at the start.</param>
@@ -148,6 +149,8 @@ public sealed class JobSemaphore : IWaiterHost<VoidResult>
         _waiters.Remove(waiter);
         _lock.Exit();
     }
+
+    ref SpareWaiter IWaiterHost<VoidResult>.Spare => ref _spare;
 
     /// <summary>Gives one permit back to a <see cref="JobSemaphore"/> when disposed.</summary>
     public readonly struct Releaser : IDisposable

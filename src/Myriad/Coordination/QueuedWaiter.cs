@@ -16,11 +16,12 @@ namespace Myriad.Coordination;
 /// <remarks>
 /// <para><b>Two kinds, never mixed</b> (the project rule: a poolable operation is never also cancelable):</para>
 /// <list type="bullet">
-/// <item>Plain (no token that can fire): rented from a pool; only the host ever finishes it, always
-/// under the host's lock, so <see cref="TryClaim"/> needs no atomic. Returned to its pool when the
-/// awaiter consumes the result.</item>
+/// <item>Plain (no token that can fire): recycled; only the host ever finishes it, always under the
+/// host's lock, so <see cref="TryClaim"/> needs no atomic. When the awaiter consumes the result it goes
+/// back to its host's spare slot (<see cref="SpareWaiter"/>: the next wait on the same host takes it
+/// without touching a thread-local pool), or to its pool when that slot is taken.</item>
 /// <item>Cancelable: a fresh object, never pooled, with a <see cref="CancelState"/>. Its host and its
-/// token race to finish it through <c>_claim</c> (0 waiting, 1 claimed). A callback that runs after the
+/// token race to finish it through the state's claim flag (0 waiting, 1 claimed). A callback that runs after the
 /// waiter was consumed finds the claim taken and the cell's token invalidated, and does nothing.</item>
 /// </list>
 /// <para><b>Cancellation protocol.</b>
@@ -42,12 +43,17 @@ internal abstract class QueuedWaiter<TSelf, TItem, TResult> : JobBox<TResult>, I
     private IWaiter<TItem>? _next;
     private IWaiter<TItem>? _prev;
     private TItem _item = default!;
-    private CancelState? _cancel;
-    private int _claim;
 
     /// <summary>
-    /// A waiter for one operation: pooled when <paramref name="cancellationToken"/> cannot fire, fresh
-    /// (and cancelable through <paramref name="host"/>) when it can.
+    /// One field for two kinds (a waiter is pooled or cancelable, never both, and a million pending
+    /// waiters is the workload this is sized for): the host a recycled waiter returns to, or the
+    /// <see cref="CancelState"/> of a cancelable one. Null for a pooled waiter sitting in its pool.
+    /// </summary>
+    private object? _owner;
+
+    /// <summary>
+    /// A waiter for one operation, under <paramref name="host"/>'s lock: recycled when
+    /// <paramref name="cancellationToken"/> cannot fire, fresh (and cancelable) when it can.
     /// </summary>
     internal static TSelf Rent(TItem item, IWaiterHost<TItem> host, CancellationToken cancellationToken)
     {
@@ -55,11 +61,12 @@ internal abstract class QueuedWaiter<TSelf, TItem, TResult> : JobBox<TResult>, I
         if (cancellationToken.CanBeCanceled)
         {
             waiter = new TSelf();
-            waiter._cancel = new CancelState(host, cancellationToken);
+            waiter._owner = new CancelState(host, cancellationToken);
         }
         else
         {
-            waiter = BoxPool<TSelf>.Rent() ?? new TSelf();
+            waiter = host.Spare.TakeLocked<TSelf>() ?? BoxPool<TSelf>.Rent() ?? new TSelf();
+            waiter._owner = host;
         }
 
         waiter._item = item;
@@ -85,13 +92,13 @@ internal abstract class QueuedWaiter<TSelf, TItem, TResult> : JobBox<TResult>, I
     public TItem Item => _item;
 
     /// <summary>Whether this waiter is the cancelable (never pooled) kind.</summary>
-    internal bool IsCancelable => _cancel is not null;
+    internal bool IsCancelable => _owner is CancelState;
 
     /// <summary>The handle the waiting caller awaits.</summary>
     internal Job<TResult> Job => new(this, Version);
 
     /// <inheritdoc/>
-    public bool TryClaim() => _cancel is null || Interlocked.Exchange(ref _claim, 1) == 0;
+    public bool TryClaim() => _owner is not CancelState cancel || cancel.TryClaim();
 
     /// <inheritdoc/>
     public abstract void Complete(TItem item);
@@ -102,7 +109,7 @@ internal abstract class QueuedWaiter<TSelf, TItem, TResult> : JobBox<TResult>, I
     /// <summary>Step 2 of the cancellation protocol: call after the host's lock is released.</summary>
     internal void ArmCancellation()
     {
-        if (_cancel is { } cancel)
+        if (_owner is CancelState cancel)
         {
             cancel.Registration = cancel.Token.UnsafeRegister(s_onCanceled, this);
         }
@@ -111,8 +118,8 @@ internal abstract class QueuedWaiter<TSelf, TItem, TResult> : JobBox<TResult>, I
     /// <summary>Step 3.</summary>
     private void OnCanceled()
     {
-        CancelState cancel = _cancel!;
-        if (Interlocked.Exchange(ref _claim, 1) == 0)
+        var cancel = (CancelState)_owner!;
+        if (cancel.TryClaim())
         {
             cancel.Host.RemoveWaiter(this);
             TrySetException(new OperationCanceledException(cancel.Token));
@@ -126,7 +133,7 @@ internal abstract class QueuedWaiter<TSelf, TItem, TResult> : JobBox<TResult>, I
 
     private protected sealed override void Release()
     {
-        if (_cancel is { } cancel)
+        if (_owner is CancelState cancel)
         {
             // Step 4. Not pooled: a callback still running finds the claim taken; the outcome stays.
             cancel.Registration.Unregister();
@@ -137,7 +144,12 @@ internal abstract class QueuedWaiter<TSelf, TItem, TResult> : JobBox<TResult>, I
         _item = default!;
         ResetForPool();
         ResetBox();
-        BoxPool<TSelf>.Return((TSelf)this);
+        var home = (IWaiterHost<TItem>)_owner!;
+        if (!home.Spare.TryKeep(this))
+        {
+            _owner = null; // a pooled waiter must not keep its last host alive
+            BoxPool<TSelf>.Return((TSelf)this);
+        }
     }
 
     /// <summary>What a cancelable waiter needs beyond a pooled one (kept out of line: most waiters are pooled).</summary>
@@ -146,5 +158,10 @@ internal abstract class QueuedWaiter<TSelf, TItem, TResult> : JobBox<TResult>, I
         internal readonly IWaiterHost<TItem> Host = host;
         internal readonly CancellationToken Token = token;
         internal CancellationTokenRegistration Registration;
+
+        /// <summary>The race between the host and the token: 0 waiting, 1 claimed.</summary>
+        private int _claim;
+
+        internal bool TryClaim() => Interlocked.Exchange(ref _claim, 1) == 0;
     }
 }

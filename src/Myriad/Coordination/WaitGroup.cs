@@ -21,6 +21,7 @@ public sealed class WaitGroup : IWaiterHost<VoidResult>
     private TinyLock _lock;
     private long _count;
     private WaiterQueue<VoidResult> _waiters;
+    private SpareWaiter _spare;
 
     /// <summary>The current counter.</summary>
     public long Count
@@ -95,4 +96,6 @@ public sealed class WaitGroup : IWaiterHost<VoidResult>
         _waiters.Remove(waiter);
         _lock.Exit();
     }
+
+    ref SpareWaiter IWaiterHost<VoidResult>.Spare => ref _spare;
 }

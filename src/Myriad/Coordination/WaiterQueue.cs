@@ -42,11 +42,14 @@ internal interface IWaiter<T>
     void CompleteClosed(Exception? error);
 }
 
-/// <summary>A host that can take a canceled waiter out of its queues.</summary>
+/// <summary>What a host of waiters offers its waiters: removal on cancellation, and a slot for a spare waiter.</summary>
 internal interface IWaiterHost<T>
 {
     /// <summary>Unlinks <paramref name="waiter"/> if it is still queued; takes the host's lock.</summary>
     void RemoveWaiter(IWaiter<T> waiter);
+
+    /// <summary>The host's slot for a recycled waiter (a reference to a field: no generic virtual call on the hot path).</summary>
+    ref SpareWaiter Spare { get; }
 }
 
 /// <summary>
