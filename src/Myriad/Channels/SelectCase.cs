@@ -45,9 +45,16 @@ internal abstract class SelectCase
     /// <summary>The exception the select throws if this case won, or null (then the handler runs).</summary>
     internal abstract Exception? Failure { get; }
 
-    /// <summary>Clears the case and returns it to its pool (the handler does not run).</summary>
-    internal abstract void Recycle();
+    /// <summary>Clears every field of this use (the case then waits as a spare, or in its pool).</summary>
+    internal abstract void Clear();
 
-    /// <summary>Copies the handler and the outcome, recycles the case, then runs the handler.</summary>
-    internal abstract void RecycleAndInvoke();
+    /// <summary>Returns the (cleared) case to its type's pool.</summary>
+    internal abstract void ReturnToPool();
+
+    /// <summary>
+    /// For the winning case: copies the handler and the outcome, clears itself, gives itself and the
+    /// select back (<see cref="SelectOperation.Recycle(SelectCase, int)"/>), then runs the handler if
+    /// the select <paramref name="succeeded"/>.
+    /// </summary>
+    internal abstract void RecycleThenInvoke(int slot, bool succeeded);
 }

@@ -19,7 +19,7 @@ internal sealed partial class SelectOperation
         {
             for (int i = 0; i < _caseCount; i++)
             {
-                _cases[i]!.Unlink();
+                _slots[i].Case!.Unlink();
             }
         }
 
@@ -34,53 +34,69 @@ internal sealed partial class SelectOperation
             _registration.Unregister();
         }
 
-        SelectCase? winningCase = null;
+        int winningSlot = -1;
         for (int i = 0; i < _caseCount; i++)
         {
-            SelectCase c = _cases[i]!;
-            _cases[i] = null;
+            SelectCase c = _slots[i].Case!;
             if (c.Index == winner)
             {
-                winningCase = c;
+                winningSlot = i;
             }
             else
             {
-                c.Recycle();
+                c.Clear();
+                KeepOrReturn(i, c, poolable);
             }
         }
 
-        Action? plainHandler = winner < 0 ? null : winner == _defaultIndex ? _onDefault : winner == _timeoutIndex ? _onTimeout : null;
-        _caseCount = 0;
-        if (poolable)
+        if (winningSlot >= 0)
         {
-            ResetForPool();
-        }
-        else
-        {
-            // A timer or token callback may still run: it must find this object committed, as it is.
-            InvalidateTokens();
+            // The case copies its handler and outcome, comes back through Recycle (which recycles
+            // this operation too), and only then runs the handler: a handler that throws, or that
+            // runs a select of its own on this thread, finds everything already recycled.
+            _slots[winningSlot].Case!.RecycleThenInvoke(winningSlot, succeeded);
+            return;
         }
 
-        // Last, so that a throwing handler leaves nothing behind.
-        if (winningCase is not null)
+        Action? handler = winner < 0 ? null : winner == _defaultIndex ? _onDefault : winner == _timeoutIndex ? _onTimeout : null;
+        Recycle(poolable);
+        if (succeeded)
         {
-            if (succeeded)
-            {
-                winningCase.RecycleAndInvoke();
-            }
-            else
-            {
-                winningCase.Recycle();
-            }
-        }
-        else if (succeeded)
-        {
-            plainHandler?.Invoke();
+            handler?.Invoke();
         }
     }
 
-    private void ResetForPool()
+    /// <summary>Called by the winning case once it has copied what its handler needs and cleared itself.</summary>
+    internal void Recycle(SelectCase winner, int slot)
     {
+        KeepOrReturn(slot, winner, !_armed);
+        Recycle(!_armed);
+    }
+
+    private void KeepOrReturn(int slot, SelectCase c, bool poolable)
+    {
+        ref CaseSlot s = ref _slots[slot];
+        s.Case = null;
+        if (poolable && s.Spare is null)
+        {
+            s.Spare = c;
+        }
+        else
+        {
+            c.ReturnToPool();
+        }
+    }
+
+    private void Recycle(bool poolable)
+    {
+        _caseCount = 0;
+        if (!poolable)
+        {
+            // A timer or token callback may still run: it must find this object committed, as it is.
+            InvalidateTokens();
+            return;
+        }
+
         _totalCount = 0;
         _defaultIndex = -1;
         _onDefault = null;
@@ -93,6 +109,13 @@ internal sealed partial class SelectOperation
         _committed = 0;
         _winner = -1;
         ResetBox();
-        BoxPool<SelectOperation>.Return(this);
+        if (t_cached is null)
+        {
+            t_cached = this;
+        }
+        else
+        {
+            BoxPool<SelectOperation>.Return(this);
+        }
     }
 }

@@ -1,4 +1,5 @@
 using System;
+using System.Runtime.CompilerServices;
 using System.Threading;
 using Myriad.Coordination;
 using Myriad.Scheduling;
@@ -39,33 +40,38 @@ internal sealed partial class SelectOperation
     }
 
     /// <summary>Steps 1 to 4 with the channel locks held throughout; true if the select resolved.</summary>
+    /// <remarks>The scratch spans are written before they are read, so the stack need not be zeroed.</remarks>
+    [SkipLocalsInit]
     private bool PollOrEnqueue()
     {
         int n = _caseCount;
-        SelectCase?[] cases = _cases;
-        Span<int> pollOrder = n <= ChanDefaults.SelectStackCases ? stackalloc int[n] : new int[n];
-        Span<int> lockOrder = n <= ChanDefaults.SelectStackCases ? stackalloc int[n] : new int[n];
+        CaseSlot[] slots = _slots;
+        bool onStack = n <= ChanDefaults.SelectStackCases;
+        Span<int> pollOrder = onStack ? stackalloc int[n] : new int[n];
+        Span<int> lockOrder = onStack ? stackalloc int[n] : new int[n];
+        Span<long> lockIds = onStack ? stackalloc long[n] : new long[n];
 
         // Step 1: a uniform random permutation (inside-out Fisher-Yates) and the lock order.
         for (int i = 0; i < n; i++)
         {
-            int j = Random.Shared.Next(i + 1);
+            int j = SelectRandom.Next(i + 1);
             pollOrder[i] = pollOrder[j];
             pollOrder[j] = i;
+            lockIds[i] = slots[i].Case!.LockId;
         }
 
-        SortByLockId(cases, lockOrder);
-        LockAll(cases, lockOrder);
+        SortByLockId(lockIds, lockOrder);
+        LockAll(slots, lockIds, lockOrder);
 
         foreach (int i in pollOrder)
         {
-            SelectCase c = cases[i]!;
+            SelectCase c = slots[i].Case!;
             if (c.TryPerformLocked())
             {
                 // Step 2.
                 _committed = 1;
                 _winner = c.Index;
-                UnlockAll(cases, lockOrder);
+                UnlockAll(slots, lockIds, lockOrder);
                 c.FinishPerform();
                 return true;
             }
@@ -74,18 +80,18 @@ internal sealed partial class SelectOperation
         if (_defaultIndex >= 0)
         {
             // Step 3.
-            UnlockAll(cases, lockOrder);
+            UnlockAll(slots, lockIds, lockOrder);
             return TryResolveDefault();
         }
 
         // Step 4.
         for (int i = 0; i < n; i++)
         {
-            cases[i]!.EnqueueLocked();
+            slots[i].Case!.EnqueueLocked();
         }
 
         _enqueued = true;
-        UnlockAll(cases, lockOrder);
+        UnlockAll(slots, lockIds, lockOrder);
         return false;
     }
 
@@ -126,50 +132,45 @@ internal sealed partial class SelectOperation
     }
 
     /// <summary>Insertion sort of case indices by lock id (selects are small).</summary>
-    private static void SortByLockId(SelectCase?[] cases, Span<int> order)
+    private static void SortByLockId(ReadOnlySpan<long> ids, Span<int> order)
     {
         for (int i = 0; i < order.Length; i++)
         {
-            int current = i;
-            long id = cases[i]!.LockId;
+            long id = ids[i];
             int j = i - 1;
-            while (j >= 0 && cases[order[j]]!.LockId > id)
+            while (j >= 0 && ids[order[j]] > id)
             {
                 order[j + 1] = order[j];
                 j--;
             }
 
-            order[j + 1] = current;
+            order[j + 1] = i;
         }
     }
 
     /// <summary>Locks each distinct channel once, in lock-id order (equal ids are the same channel).</summary>
-    private static void LockAll(SelectCase?[] cases, Span<int> order)
+    private static void LockAll(CaseSlot[] slots, ReadOnlySpan<long> ids, ReadOnlySpan<int> order)
     {
         long previous = 0;
         foreach (int i in order)
         {
-            SelectCase c = cases[i]!;
-            long id = c.LockId;
-            if (id != previous)
+            if (ids[i] != previous)
             {
-                c.EnterLock();
-                previous = id;
+                slots[i].Case!.EnterLock();
+                previous = ids[i];
             }
         }
     }
 
-    private static void UnlockAll(SelectCase?[] cases, Span<int> order)
+    private static void UnlockAll(CaseSlot[] slots, ReadOnlySpan<long> ids, ReadOnlySpan<int> order)
     {
         long previous = 0;
         foreach (int i in order)
         {
-            SelectCase c = cases[i]!;
-            long id = c.LockId;
-            if (id != previous)
+            if (ids[i] != previous)
             {
-                c.ExitLock();
-                previous = id;
+                slots[i].Case!.ExitLock();
+                previous = ids[i];
             }
         }
     }

@@ -39,13 +39,18 @@ namespace Myriad.Channels;
 /// <para><b>Pooling.</b> An operation that armed a timer or a token callback is never returned to the
 /// pool (a late callback must find this very object, committed). A select that resolves in step 2 or
 /// 3 arms nothing, so a select that finds a case ready allocates nothing in steady state, whatever
-/// its timeout or token.</para>
+/// its timeout or token. A recycled operation keeps each slot's last case as a spare, and a thread
+/// keeps its last operation at hand: a select in a loop, which has the same shape every time, reuses
+/// the same objects without touching the shared pools.</para>
 /// </remarks>
 internal sealed partial class SelectOperation : JobBox<int>
 {
     private static readonly Action<object?> s_onCanceled = static s => ((SelectOperation)s!).OnCanceled();
 
-    private SelectCase?[] _cases = new SelectCase?[4];
+    [ThreadStatic] private static SelectOperation? t_cached;
+
+    /// <summary>The channel cases, in the order they were added, each slot with its spare case.</summary>
+    private CaseSlot[] _slots = new CaseSlot[4];
     private int _caseCount;
     private int _totalCount;
     private int _defaultIndex = -1;
@@ -62,16 +67,36 @@ internal sealed partial class SelectOperation : JobBox<int>
     private TimerEntry? _timer;
     private CancellationTokenRegistration _registration;
 
-    internal static SelectOperation Rent() => BoxPool<SelectOperation>.Rent() ?? new();
+    internal static SelectOperation Rent()
+    {
+        SelectOperation? op = t_cached;
+        if (op is not null)
+        {
+            t_cached = null;
+            return op;
+        }
+
+        return BoxPool<SelectOperation>.Rent() ?? new();
+    }
 
     /// <summary>Whether a builder holding <paramref name="token"/> may still add cases or start the select.</summary>
     internal bool IsBuilding(short token) => token == Version && !_started;
 
-    internal void AddReceive<T>(Chan<T> channel, Delegate? handler, bool reportsClose) =>
-        AddCase(SelectReceiveCase<T>.Rent(this, _totalCount, channel, handler, reportsClose));
+    internal void AddReceive<T>(Chan<T> channel, Delegate? handler, bool reportsClose)
+    {
+        ref CaseSlot slot = ref NextSlot();
+        SelectReceiveCase<T> c = slot.TakeSpare<SelectReceiveCase<T>>() ?? SelectReceiveCase<T>.Rent();
+        c.Init(this, _totalCount++, channel, handler, reportsClose);
+        slot.Case = c;
+    }
 
-    internal void AddSend<T>(Chan<T> channel, T item, Action? handler) =>
-        AddCase(SelectSendCase<T>.Rent(this, _totalCount, channel, item, handler));
+    internal void AddSend<T>(Chan<T> channel, T item, Action? handler)
+    {
+        ref CaseSlot slot = ref NextSlot();
+        SelectSendCase<T> c = slot.TakeSpare<SelectSendCase<T>>() ?? SelectSendCase<T>.Rent();
+        c.Init(this, _totalCount++, channel, item, handler);
+        slot.Case = c;
+    }
 
     internal void AddDefault(Action? handler)
     {
@@ -109,15 +134,14 @@ internal sealed partial class SelectOperation : JobBox<int>
 
     internal void SetCancellation(CancellationToken cancellationToken) => _cancellationToken = cancellationToken;
 
-    private void AddCase(SelectCase c)
+    private ref CaseSlot NextSlot()
     {
-        if (_caseCount == _cases.Length)
+        if (_caseCount == _slots.Length)
         {
-            Array.Resize(ref _cases, _cases.Length * 2);
+            Array.Resize(ref _slots, _slots.Length * 2);
         }
 
-        _cases[_caseCount++] = c;
-        _totalCount++;
+        return ref _slots[_caseCount++];
     }
 
     /// <summary>Step 5: the race every finisher runs; the winner records its case.</summary>
@@ -160,6 +184,28 @@ internal sealed partial class SelectOperation : JobBox<int>
         if (TryCommit(-1))
         {
             TrySetException(new OperationCanceledException(_cancellationToken));
+        }
+    }
+
+    /// <summary>
+    /// A channel case and the spare kept from an earlier use of the slot. A struct, so that storing a
+    /// case costs no covariant array-store check.
+    /// </summary>
+    private struct CaseSlot
+    {
+        internal SelectCase? Case;
+        internal SelectCase? Spare;
+
+        internal T? TakeSpare<T>()
+            where T : SelectCase
+        {
+            if (Spare is T spare)
+            {
+                Spare = null;
+                return spare;
+            }
+
+            return null;
         }
     }
 }

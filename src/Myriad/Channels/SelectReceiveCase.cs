@@ -17,15 +17,15 @@ internal sealed class SelectReceiveCase<T> : SelectCase, IWaiter<T>
     private IWaiter<T>? _next;
     private IWaiter<T>? _prev;
 
-    internal static SelectReceiveCase<T> Rent(SelectOperation op, int index, Chan<T> channel, Delegate? handler, bool reportsClose)
+    internal static SelectReceiveCase<T> Rent() => BoxPool<SelectReceiveCase<T>>.Rent() ?? new();
+
+    internal void Init(SelectOperation op, int index, Chan<T> channel, Delegate? handler, bool reportsClose)
     {
-        SelectReceiveCase<T> c = BoxPool<SelectReceiveCase<T>>.Rent() ?? new();
-        c.Op = op;
-        c.Index = index;
-        c._channel = channel;
-        c._handler = handler;
-        c._reportsClose = reportsClose;
-        return c;
+        Op = op;
+        Index = index;
+        _channel = channel;
+        _handler = handler;
+        _reportsClose = reportsClose;
     }
 
     IWaiter<T>? IWaiter<T>.Next
@@ -97,7 +97,7 @@ internal sealed class SelectReceiveCase<T> : SelectCase, IWaiter<T>
 
     internal override void Unlink() => _channel.RemoveWaiter(this);
 
-    internal override void Recycle()
+    internal override void Clear()
     {
         Op = null!;
         _channel = null!;
@@ -105,17 +105,20 @@ internal sealed class SelectReceiveCase<T> : SelectCase, IWaiter<T>
         _value = default!;
         _closed = false;
         _closeError = null;
-        BoxPool<SelectReceiveCase<T>>.Return(this);
     }
 
-    internal override void RecycleAndInvoke()
+    internal override void ReturnToPool() => BoxPool<SelectReceiveCase<T>>.Return(this);
+
+    internal override void RecycleThenInvoke(int slot, bool succeeded)
     {
+        SelectOperation op = Op;
         Delegate? handler = _handler;
         T value = _value;
         bool closed = _closed;
         bool reportsClose = _reportsClose;
-        Recycle();
-        if (handler is null)
+        Clear();
+        op.Recycle(this, slot);
+        if (!succeeded || handler is null)
         {
             return;
         }

@@ -16,15 +16,15 @@ internal sealed class SelectSendCase<T> : SelectCase, IWaiter<T>
     private IWaiter<T>? _next;
     private IWaiter<T>? _prev;
 
-    internal static SelectSendCase<T> Rent(SelectOperation op, int index, Chan<T> channel, T item, Action? handler)
+    internal static SelectSendCase<T> Rent() => BoxPool<SelectSendCase<T>>.Rent() ?? new();
+
+    internal void Init(SelectOperation op, int index, Chan<T> channel, T item, Action? handler)
     {
-        SelectSendCase<T> c = BoxPool<SelectSendCase<T>>.Rent() ?? new();
-        c.Op = op;
-        c.Index = index;
-        c._channel = channel;
-        c._item = item;
-        c._handler = handler;
-        return c;
+        Op = op;
+        Index = index;
+        _channel = channel;
+        _item = item;
+        _handler = handler;
     }
 
     IWaiter<T>? IWaiter<T>.Next
@@ -91,7 +91,7 @@ internal sealed class SelectSendCase<T> : SelectCase, IWaiter<T>
 
     internal override void Unlink() => _channel.RemoveWaiter(this);
 
-    internal override void Recycle()
+    internal override void Clear()
     {
         Op = null!;
         _channel = null!;
@@ -99,13 +99,19 @@ internal sealed class SelectSendCase<T> : SelectCase, IWaiter<T>
         _item = default!;
         _closed = false;
         _closeError = null;
-        BoxPool<SelectSendCase<T>>.Return(this);
     }
 
-    internal override void RecycleAndInvoke()
+    internal override void ReturnToPool() => BoxPool<SelectSendCase<T>>.Return(this);
+
+    internal override void RecycleThenInvoke(int slot, bool succeeded)
     {
+        SelectOperation op = Op;
         Action? handler = _handler;
-        Recycle();
-        handler?.Invoke();
+        Clear();
+        op.Recycle(this, slot);
+        if (succeeded)
+        {
+            handler?.Invoke();
+        }
     }
 }
