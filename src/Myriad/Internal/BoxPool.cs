@@ -21,22 +21,20 @@ namespace Myriad.Internal;
 /// </remarks>
 internal static class BoxPool<T> where T : class
 {
-    [ThreadStatic] private static T?[]? t_stack;
-    [ThreadStatic] private static int t_count;
+    /// <summary>One thread-static object rather than two fields: one TLS lookup per rent or return.</summary>
+    [ThreadStatic] private static Stack? t_stack;
 
     private static readonly T?[] s_shared =
         new T?[Math.Max(1, Environment.ProcessorCount * MyriadDefaults.SharedPoolSlotsPerCore)];
 
     internal static T? Rent()
     {
-        T?[]? stack = t_stack;
-        int count = t_count;
-        if (stack is not null && count > 0)
+        Stack? stack = t_stack;
+        if (stack is not null && stack.Count > 0)
         {
-            count--;
-            T? item = stack[count];
-            stack[count] = null;
-            t_count = count;
+            int count = --stack.Count;
+            T? item = stack.Items[count];
+            stack.Items[count] = null;
             return item;
         }
 
@@ -51,20 +49,10 @@ internal static class BoxPool<T> where T : class
 
     internal static void Return(T item)
     {
-        T?[]? stack = t_stack;
-        if (stack is null)
+        Stack? stack = t_stack ??= new Stack();
+        if (stack.Count < stack.Items.Length)
         {
-            if (MyriadDefaults.PerThreadPoolDepth > 0)
-            {
-                t_stack = stack = new T?[MyriadDefaults.PerThreadPoolDepth];
-            }
-        }
-
-        int count = t_count;
-        if (stack is not null && count < stack.Length)
-        {
-            stack[count] = item;
-            t_count = count + 1;
+            stack.Items[stack.Count++] = item;
             return;
         }
 
@@ -73,5 +61,11 @@ internal static class BoxPool<T> where T : class
             ref T? slot = ref s_shared[(uint)Thread.GetCurrentProcessorId() % (uint)s_shared.Length];
             Interlocked.CompareExchange(ref slot, item, null);
         }
+    }
+
+    private sealed class Stack
+    {
+        internal readonly T?[] Items = new T?[MyriadDefaults.PerThreadPoolDepth];
+        internal int Count;
     }
 }

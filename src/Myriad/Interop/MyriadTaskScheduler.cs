@@ -27,7 +27,7 @@ internal sealed class MyriadTaskScheduler(JobRuntime runtime) : TaskScheduler
 
     protected override bool TryExecuteTaskInline(Task task, bool taskWasPreviouslyQueued)
     {
-        if (SchedulerContext.Current?.Runtime != runtime || !Trampoline.TryEnter(out int previous))
+        if (SchedulerContext.Current?.Runtime != runtime || !Trampoline.TryEnter(out PerThread state, out int previous))
         {
             return false;
         }
@@ -38,7 +38,7 @@ internal sealed class MyriadTaskScheduler(JobRuntime runtime) : TaskScheduler
         }
         finally
         {
-            Trampoline.Exit(previous);
+            Trampoline.Exit(state, previous);
         }
     }
 

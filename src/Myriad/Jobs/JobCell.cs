@@ -23,8 +23,10 @@ namespace Myriad.Jobs;
 /// </list>
 /// <para><b>Completion protocol.</b>
 /// 1. The completer writes the result or the error.
-/// 2. It exchanges <see cref="_continuation"/> with <see cref="s_completed"/> (a full fence: the
-///    writes of step 1 are visible to anyone who then sees the sentinel).
+/// 2. It publishes <see cref="s_completed"/> in <see cref="_continuation"/>: by compare-exchange
+///    from null while nobody waits, or by a release store once a continuation is registered (no
+///    one else may write the field then). Either way the writes of step 1 are visible to anyone
+///    who sees the sentinel.
 /// 3. If the exchange returned a continuation, the completer dispatches it through the
 ///    <see cref="Trampoline"/>: inline while the stack is shallow, queued when it is deep.</para>
 /// <para><b>Registration protocol.</b>
@@ -97,12 +99,23 @@ internal abstract class JobCell : WorkItem
     /// <summary>Step 2 and 3 of the completion protocol; the outcome must already be written.</summary>
     private protected void SignalCompletion()
     {
-        object? continuation = Interlocked.Exchange(ref _continuation, s_completed);
-        if (continuation is not null)
+        // Once a continuation is registered, nobody else may write the field (a second registrant's
+        // compare-exchange fails), so the sentinel can be published with a release store and the
+        // interlocked exchange is only needed while nobody waits (the BCL's
+        // ManualResetValueTaskSourceCore makes the same saving).
+        object? continuation = Volatile.Read(ref _continuation);
+        if (continuation is null)
         {
-            Debug.Assert(!ReferenceEquals(continuation, s_completed), "completed twice");
-            Trampoline.Dispatch(continuation);
+            continuation = Interlocked.CompareExchange(ref _continuation, s_completed, null);
+            if (continuation is null)
+            {
+                return;
+            }
         }
+
+        Debug.Assert(!ReferenceEquals(continuation, s_completed), "completed twice");
+        Volatile.Write(ref _continuation, s_completed);
+        Trampoline.Dispatch(continuation);
     }
 
     /// <summary>Registers the one continuation (a <see cref="WorkItem"/> or an <see cref="Action"/>).</summary>

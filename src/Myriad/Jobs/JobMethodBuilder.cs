@@ -30,7 +30,7 @@ public struct JobMethodBuilder<T>
     /// <summary>Runs the method's first step, inline when the stack allows it.</summary>
     public void Start<TStateMachine>(ref TStateMachine stateMachine) where TStateMachine : IAsyncStateMachine
     {
-        if (Trampoline.TryEnter(out int previous))
+        if (Trampoline.TryEnter(out PerThread state, out int previous))
         {
             try
             {
@@ -40,7 +40,7 @@ public struct JobMethodBuilder<T>
             }
             finally
             {
-                Trampoline.Exit(previous);
+                Trampoline.Exit(state, previous);
             }
         }
         else

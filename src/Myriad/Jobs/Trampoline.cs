@@ -16,7 +16,7 @@ namespace Myriad.Jobs;
 /// awaits becomes a million nested frames (experiment E1). The TPL's answer is <c>Task.Yield</c>, a
 /// thread-pool round trip per level. Ours is a depth counter: inline while shallow, queued when deep.</para>
 /// <para><b>Protocol.</b>
-/// 1. <c>t_depth</c> counts the Myriad frames (Start or Dispatch) on this thread's stack.
+/// 1. <see cref="PerThread.Depth"/> counts the Myriad frames (Start or Dispatch) on this thread's stack.
 /// 2. Below <see cref="MyriadDefaults.MaxInlineDepth"/> the work runs inline, with the counter raised.
 /// 3. At the limit, the work is deferred: on a scheduler thread (a worker, or a thread driving a
 ///    current-thread runtime) to that scheduler's local queue; on any other thread to a thread-local
@@ -25,25 +25,23 @@ namespace Myriad.Jobs;
 ///    before it returns, so nothing deferred is left behind when control goes back to user code.
 ///    A scheduler's own loop drains what was deferred to it.
 /// The counter only ever counts our own frames, so a depth above zero always has an outermost frame
-/// of ours below it that will drain. The cost on the fast path is one thread-static read and write.</para>
+/// of ours below it that will drain. The cost on the fast path is one thread-static read (<see cref="PerThread"/>) and a field write.</para>
 /// </remarks>
 internal static class Trampoline
 {
-    [ThreadStatic] private static int t_depth;
-    [ThreadStatic] private static WorkQueue? t_deferred;
-
     /// <summary>The number of nested Myriad frames on this thread (tests and diagnostics).</summary>
-    internal static int Depth => t_depth;
+    internal static int Depth => PerThread.CurrentOrNull?.Depth ?? 0;
 
     /// <summary>Step 2 check: may one more level run inline? If so the caller must call <see cref="Exit"/>.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal static bool TryEnter(out int previousDepth)
+    internal static bool TryEnter(out PerThread state, out int previousDepth)
     {
-        int depth = t_depth;
+        state = PerThread.Current;
+        int depth = state.Depth;
         previousDepth = depth;
         if (depth < MyriadDefaults.MaxInlineDepth)
         {
-            t_depth = depth + 1;
+            state.Depth = depth + 1;
             return true;
         }
 
@@ -52,19 +50,19 @@ internal static class Trampoline
 
     /// <summary>Leaves a level entered with <see cref="TryEnter"/>; the outermost level drains (step 4).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal static void Exit(int previousDepth)
+    internal static void Exit(PerThread state, int previousDepth)
     {
-        t_depth = previousDepth;
-        if (previousDepth == 0 && t_deferred is { Count: > 0 })
+        state.Depth = previousDepth;
+        if (previousDepth == 0 && state.Deferred is { Count: > 0 })
         {
-            DrainDeferred();
+            DrainDeferred(state);
         }
     }
 
     /// <summary>Runs a continuation (a <see cref="WorkItem"/> or an <see cref="Action"/>), inline or deferred.</summary>
     internal static void Dispatch(object continuation)
     {
-        if (TryEnter(out int previous))
+        if (TryEnter(out PerThread state, out int previous))
         {
             try
             {
@@ -79,57 +77,60 @@ internal static class Trampoline
             }
             finally
             {
-                Exit(previous);
+                Exit(state, previous);
             }
         }
         else
         {
-            Defer(continuation as WorkItem ?? new ActionWorkItem((Action)continuation));
+            Defer(state, continuation as WorkItem ?? new ActionWorkItem((Action)continuation));
         }
     }
 
     /// <summary>Step 3: hands work that must not run deeper to the current scheduler or the thread FIFO.</summary>
-    internal static void Defer(WorkItem item)
+    internal static void Defer(WorkItem item) => Defer(PerThread.Current, item);
+
+    private static void Defer(PerThread state, WorkItem item)
     {
-        SchedulerContext? context = SchedulerContext.Current;
+        SchedulerContext? context = state.Context;
         if (context is not null)
         {
             context.DeferLocal(item);
         }
         else
         {
-            (t_deferred ??= new WorkQueue()).Enqueue(item);
+            (state.Deferred ??= new WorkQueue()).Enqueue(item);
         }
     }
 
     /// <summary>Runs a scheduler's item at the bottom of the stack (the scheduler loops call this).</summary>
     internal static void RunFromScheduler(WorkItem item)
     {
-        int previous = t_depth;
-        t_depth = 1;
+        PerThread state = PerThread.Current;
+        int previous = state.Depth;
+        state.Depth = 1;
         try
         {
             item.Execute();
         }
         finally
         {
-            t_depth = previous;
+            state.Depth = previous;
         }
     }
 
-    private static void DrainDeferred()
+    private static void DrainDeferred(PerThread state)
     {
-        WorkQueue queue = t_deferred!;
+        WorkQueue queue = state.Deferred!;
         while (queue.TryDequeue(out WorkItem? item))
         {
-            t_depth = 1;
+            state.Depth = 1;
             try
             {
                 item.Execute();
             }
             finally
             {
-                t_depth = 0;
+                state.Depth = 0;
             }
         }
     }

@@ -6,8 +6,6 @@ namespace Myriad.Scheduling;
 
 public sealed partial class MultiThreadRuntime
 {
-    [ThreadStatic] private static MultiThreadRuntime? t_pendingWake;
-
     private Timer? _wakeTimer;
     private GuestContext? _guest;
     private int _wakeTimerArmed;
@@ -48,7 +46,7 @@ public sealed partial class MultiThreadRuntime
         }
 
         PayOwedWake();
-        t_pendingWake = this;
+        PerThread.Current.PendingWake = this;
         if (Volatile.Read(ref _wakeTimerArmed) == 0 && Interlocked.CompareExchange(ref _wakeTimerArmed, 1, 0) == 0)
         {
             _wakeTimer ??= CreateWakeTimer();
@@ -59,10 +57,11 @@ public sealed partial class MultiThreadRuntime
     /// <summary>Step 4: pays the wake this thread owes, if any.</summary>
     internal static void PayOwedWake()
     {
-        MultiThreadRuntime? runtime = t_pendingWake;
+        PerThread? state = PerThread.CurrentOrNull;
+        MultiThreadRuntime? runtime = state?.PendingWake;
         if (runtime is not null)
         {
-            t_pendingWake = null;
+            state!.PendingWake = null;
             if (!runtime._global.IsEmpty)
             {
                 runtime._idle.NotifyWork();
@@ -77,15 +76,16 @@ public sealed partial class MultiThreadRuntime
     internal override SchedulerContext? EnterInlineRun(WorkItem item)
     {
         _global.TryTakeBackLast(item);
-        if (t_pendingWake == this && _global.IsEmpty)
+        PerThread state = PerThread.Current;
+        if (state.PendingWake == this && _global.IsEmpty)
         {
-            t_pendingWake = null;
+            state.PendingWake = null;
         }
 
-        SchedulerContext? current = SchedulerContext.Current;
+        SchedulerContext? current = state.Context;
         if (current is null)
         {
-            SchedulerContext.Enter(_guest ??= new GuestContext(this));
+            state.Context = _guest ??= new GuestContext(this);
         }
 
         return current;

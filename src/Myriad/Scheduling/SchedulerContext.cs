@@ -15,10 +15,8 @@ namespace Myriad.Scheduling;
 /// </remarks>
 internal abstract class SchedulerContext
 {
-    [ThreadStatic] private static SchedulerContext? t_current;
-
     /// <summary>The scheduler context of the calling thread, or null on a plain thread.</summary>
-    internal static SchedulerContext? Current => t_current;
+    internal static SchedulerContext? Current => PerThread.CurrentOrNull?.Context;
 
     internal abstract JobRuntime Runtime { get; }
 
@@ -40,10 +38,11 @@ internal abstract class SchedulerContext
     /// <summary>Installs <paramref name="context"/> as the thread's context and returns the previous one.</summary>
     internal static SchedulerContext? Enter(SchedulerContext context)
     {
-        SchedulerContext? previous = t_current;
-        t_current = context;
+        PerThread state = PerThread.Current;
+        SchedulerContext? previous = state.Context;
+        state.Context = context;
         return previous;
     }
 
-    internal static void Leave(SchedulerContext? previous) => t_current = previous;
+    internal static void Leave(SchedulerContext? previous) => PerThread.Current.Context = previous;
 }

@@ -1,0 +1,45 @@
+using System;
+using System.Runtime.CompilerServices;
+using Myriad.Scheduling;
+
+namespace Myriad.Internal;
+
+/// <summary>
+/// Everything Myriad keeps per thread, behind a single thread-static reference: the trampoline's
+/// depth and deferred queue, the scheduler context, and a wake owed to a runtime. The hot paths
+/// (a builder's Start, a continuation dispatch) touch several of these at once, and each separate
+/// thread-static costs its own TLS lookup; one object costs one.
+/// </summary>
+/// <remarks>Owned by its thread: no field is ever read or written by another thread.</remarks>
+internal sealed class PerThread
+{
+    [ThreadStatic] private static PerThread? t_current;
+
+    /// <summary>Myriad frames (Start, Dispatch) on this thread's stack; see <see cref="Jobs.Trampoline"/>.</summary>
+    internal int Depth;
+
+    /// <summary>Work the trampoline deferred on a thread that runs no scheduler.</summary>
+    internal WorkQueue? Deferred;
+
+    /// <summary>The scheduler this thread runs, if any.</summary>
+    internal SchedulerContext? Context;
+
+    /// <summary>A runtime this (plain) thread owes a worker wake-up; see the lazy-wake protocol.</summary>
+    internal MultiThreadRuntime? PendingWake;
+
+    internal static PerThread Current
+    {
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get => t_current ?? Create();
+    }
+
+    /// <summary>The state if this thread has one; never allocates.</summary>
+    internal static PerThread? CurrentOrNull
+    {
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get => t_current;
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static PerThread Create() => t_current = new PerThread();
+}
