@@ -9,6 +9,8 @@ internal sealed class ReceiveWaiter<T> : QueuedWaiter<ReceiveWaiter<T>, T, T>
 {
     public override bool IsSender => false;
 
+    internal override string Describe() => $"Chan<{typeof(T).Name}>.ReceiveAsync";
+
     public override void Complete(T item) => TrySetResult(item);
 
     public override void CompleteClosed(Exception? error) =>
@@ -19,6 +21,8 @@ internal sealed class ReceiveWaiter<T> : QueuedWaiter<ReceiveWaiter<T>, T, T>
 internal sealed class ReceiveOkWaiter<T> : QueuedWaiter<ReceiveOkWaiter<T>, T, ReceiveResult<T>>
 {
     public override bool IsSender => false;
+
+    internal override string Describe() => $"Chan<{typeof(T).Name}>.ReceiveOkAsync";
 
     public override void Complete(T item) => TrySetResult(new ReceiveResult<T>(item));
 
@@ -39,6 +43,8 @@ internal sealed class ReceiveOkWaiter<T> : QueuedWaiter<ReceiveOkWaiter<T>, T, R
 internal sealed class SendWaiter<T> : QueuedWaiter<SendWaiter<T>, T, VoidResult>
 {
     public override bool IsSender => true;
+
+    internal override string Describe() => $"Chan<{typeof(T).Name}>.SendAsync";
 
     public override void Complete(T item) => TrySetResult(default);
 

@@ -79,6 +79,9 @@ internal sealed partial class SelectOperation : JobBox<int>
         return BoxPool<SelectOperation>.Rent() ?? new();
     }
 
+    internal override string Describe() =>
+        $"Select ({_caseCount} channel case(s){(_timeoutIndex >= 0 ? ", timeout" : "")})";
+
     /// <summary>Whether a builder holding <paramref name="token"/> may still add cases or start the select.</summary>
     internal bool IsBuilding(short token) => token == Version && !_started;
 

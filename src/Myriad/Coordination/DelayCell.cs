@@ -65,6 +65,8 @@ internal sealed class DelayCell : JobBox<VoidResult>
 
     private bool Cancelable => _cancellationToken.CanBeCanceled;
 
+    internal override string Describe() => "Job.Delay";
+
     /// <summary>The timer fired.</summary>
     internal override void Execute()
     {

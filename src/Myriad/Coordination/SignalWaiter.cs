@@ -15,6 +15,11 @@ internal sealed class SignalWaiter<TResult> : QueuedWaiter<SignalWaiter<TResult>
 
     public override bool IsSender => false;
 
+    internal override string Describe() =>
+        typeof(TResult) == typeof(JobMutex.Releaser) ? "JobMutex.LockAsync"
+        : typeof(TResult) == typeof(JobSemaphore.Releaser) ? "JobSemaphore.AcquireAsync"
+        : "WaitGroup.WaitAsync";
+
     public override void Complete(VoidResult item) => TrySetResult(Value);
 
     public override void CompleteClosed(Exception? error) =>
