@@ -35,7 +35,8 @@ internal static class MyriadDefaults
     /// </summary>
     internal static readonly int SharedPoolSlotsPerCore = ReadInt("Myriad.SharedPoolSlotsPerCore", 4, 0, 1024);
 
-    private static int ReadInt(string key, int fallback, int min, int max)
+    /// <summary>Reads an integer AppContext setting, clamped to [<paramref name="min"/>, <paramref name="max"/>]; <paramref name="fallback"/> when unset or unparsable.</summary>
+    internal static int ReadInt(string key, int fallback, int min, int max)
     {
         object? data = AppContext.GetData(key);
         int value = data switch

@@ -1,0 +1,53 @@
+using System;
+using Myriad.Coordination;
+using Myriad.Jobs;
+
+namespace Myriad.Channels;
+
+/// <summary>A suspended <see cref="Chan{T}.ReceiveAsync"/>: completes with the item, or throws once the channel is closed and drained.</summary>
+internal sealed class ReceiveWaiter<T> : QueuedWaiter<ReceiveWaiter<T>, T, T>
+{
+    public override bool IsSender => false;
+
+    internal override string Describe() => $"Chan<{typeof(T).Name}>.ReceiveAsync";
+
+    public override void Complete(T item) => TrySetResult(item);
+
+    public override void CompleteClosed(Exception? error) =>
+        TrySetException(error ?? ChannelClosedException.ForReceive());
+}
+
+/// <summary>A suspended <see cref="Chan{T}.ReceiveOkAsync"/>: completes with <c>(item, true)</c>, or <c>(default, false)</c> on a clean close.</summary>
+internal sealed class ReceiveOkWaiter<T> : QueuedWaiter<ReceiveOkWaiter<T>, T, ReceiveResult<T>>
+{
+    public override bool IsSender => false;
+
+    internal override string Describe() => $"Chan<{typeof(T).Name}>.ReceiveOkAsync";
+
+    public override void Complete(T item) => TrySetResult(new ReceiveResult<T>(item));
+
+    public override void CompleteClosed(Exception? error)
+    {
+        if (error is null)
+        {
+            TrySetResult(default);
+        }
+        else
+        {
+            TrySetException(error);
+        }
+    }
+}
+
+/// <summary>A suspended <see cref="Chan{T}.SendAsync"/>: offers its item, completes when a receiver (or the buffer) took it.</summary>
+internal sealed class SendWaiter<T> : QueuedWaiter<SendWaiter<T>, T, VoidResult>
+{
+    public override bool IsSender => true;
+
+    internal override string Describe() => $"Chan<{typeof(T).Name}>.SendAsync";
+
+    public override void Complete(T item) => TrySetResult(default);
+
+    public override void CompleteClosed(Exception? error) =>
+        TrySetException(ChannelClosedException.ForSend(error));
+}

@@ -1,0 +1,49 @@
+using System;
+using Myriad.Coordination;
+
+namespace Myriad.Channels;
+
+public sealed partial class Chan<T>
+{
+    /// <summary>
+    /// Closes the channel (Go's <c>close(ch)</c>): sends fail from now on, including those waiting now;
+    /// receivers drain the buffered items, then see the channel as closed. Every waiting receiver and
+    /// sender wakes.
+    /// </summary>
+    /// <param name="error">If not null, receivers that find the channel closed and drained throw this
+    /// exception (the same instance for all of them) instead of reporting a clean close.</param>
+    /// <exception cref="InvalidOperationException">The channel is already closed (closing twice is a
+    /// program error, as in Go).</exception>
+    /// <remarks>
+    /// Releasing the waiters happens after the lock is released, one at a time, each completion going
+    /// through the trampoline: closing a channel with 100,000 waiting receivers neither holds the lock
+    /// while user code runs nor nests 100,000 continuations on the stack.
+    /// </remarks>
+    public void Close(Exception? error = null)
+    {
+        var receivers = default(WaiterQueue<T>);
+        var senders = default(WaiterQueue<T>);
+        _lock.Enter();
+        if (_closed is not null)
+        {
+            _lock.Exit();
+            throw new InvalidOperationException("The channel is already closed; a channel can be closed only once.");
+        }
+
+        _closed = error ?? Chan.ClosedCleanly;
+        _receivers.DrainClaimable(ref receivers); // invariant 1: the buffer is empty if any receiver waits
+        _senders.DrainClaimable(ref senders);
+        _lock.Exit();
+
+        // The private queues hold claimed waiters only: nobody else touches them until they complete.
+        while (receivers.Dequeue() is { } receiver)
+        {
+            receiver.CompleteClosed(error);
+        }
+
+        while (senders.Dequeue() is { } sender)
+        {
+            sender.CompleteClosed(error);
+        }
+    }
+}

@@ -1,0 +1,222 @@
+using System;
+using System.Diagnostics;
+using System.Threading;
+using Myriad.Coordination;
+
+namespace Myriad.Channels;
+
+/// <summary>
+/// A channel between jobs with Go's semantics: unbuffered (rendezvous), bounded, or unbounded; many
+/// senders and many receivers; FIFO waiters; close; and <see cref="Select"/> over several channels.
+/// Create one with <see cref="Chan.Unbuffered{T}"/>, <see cref="Chan.Bounded{T}(int)"/> or
+/// <see cref="Chan.Unbounded{T}"/>.
+/// </summary>
+/// <typeparam name="T">The element type.</typeparam>
+/// <remarks>
+/// <para><b>Costs.</b> An operation that can complete at once (an item is buffered, a counterpart is
+/// waiting, buffer space is free) completes synchronously and allocates nothing. An operation that
+/// must wait uses a pooled waiter (0 bytes in steady state) when its cancellation token cannot fire,
+/// and a fresh waiter object (plus the token's registration) when it can.</para>
+/// <para><b>Continuations.</b> Handing an item to a waiting job resumes that job through the
+/// trampoline: inline on the sending thread while the stack is shallow, queued when it is deep, so a
+/// chain of a million channel hops cannot overflow the stack.</para>
+/// <para><b>Close.</b> <see cref="Close"/> stops sends (a send on a closed channel, or one waiting
+/// when it closes, throws <see cref="ChannelClosedException"/>); receivers drain what was buffered,
+/// then see the channel as closed: <see cref="ReceiveOkAsync"/> returns <c>Ok = false</c>,
+/// <see cref="ReceiveAsync"/> throws <see cref="ChannelClosedException"/> (or the close error).</para>
+/// </remarks>
+public sealed partial class Chan<T> : IWaiterHost<T>
+{
+    // State (all guarded by _lock):
+    //   _buffer     buffered items, oldest first; never more than _capacity.
+    //   _receivers  waiting receives (and select receive cases), oldest first.
+    //   _senders    waiting sends (and select send cases), oldest first, each holding its item.
+    //   _closed     null while open; set once by Close to the close error, or to Chan.ClosedCleanly.
+    //   _spare      a recycled waiter for the next wait on this channel (see SpareWaiter).
+    // Invariants (counting only claimable waiters; stale select cases and canceled waiters may linger
+    // until the next dequeue drops them):
+    //   1. Receivers wait only while the buffer is empty: a receive takes a buffered item first.
+    //   2. Senders wait only while the buffer is full (for an unbuffered channel: always until a
+    //      receiver comes): a send fills free buffer space first.
+    //   3. Once closed, nobody waits: Close drains both queues, and no operation queues afterwards.
+    //   4. FIFO: buffered items leave in the order they came; waiters are served in arrival order, and
+    //      a receive that frees a slot moves the oldest waiting sender's item to the buffer's tail.
+
+    /// <summary>The capacity that marks an unbounded channel.</summary>
+    internal const int UnboundedCapacity = int.MaxValue;
+
+    private readonly int _capacity;
+    private TinyLock _lock;
+    private object? _closed;
+    private ItemRing<T> _buffer;
+    private WaiterQueue<T> _receivers;
+    private WaiterQueue<T> _senders;
+    private SpareWaiter _spare;
+    private long _lockId;
+
+    internal Chan(int capacity) => _capacity = capacity;
+
+    /// <summary>The buffer size: 0 for an unbuffered channel, <see cref="int.MaxValue"/> for an unbounded one.</summary>
+    public int Capacity => _capacity;
+
+    /// <summary>Items currently buffered (always 0 for an unbuffered channel: an item waiting in a send is not buffered).</summary>
+    public int Count
+    {
+        get
+        {
+            _lock.Enter();
+            int count = _buffer.Count;
+            _lock.Exit();
+            return count;
+        }
+    }
+
+    /// <summary>Whether <see cref="Close"/> was called (items may still be buffered).</summary>
+    public bool IsClosed => Volatile.Read(ref _closed) is not null;
+
+    /// <summary>Whether the channel is closed and drained: every receive from now on reports closure.</summary>
+    public bool IsCompleted
+    {
+        get
+        {
+            _lock.Enter();
+            bool completed = _closed is not null && _buffer.Count == 0;
+            _lock.Exit();
+            return completed;
+        }
+    }
+
+    /// <summary>The outcome of one attempt, made under the lock, to complete an operation without waiting.</summary>
+    internal enum Status : byte
+    {
+        /// <summary>The operation would have to wait.</summary>
+        WouldBlock,
+
+        /// <summary>The operation completed (the caller may still owe a counterpart waiter its completion).</summary>
+        Done,
+
+        /// <summary>The channel is closed (and, for a receive, drained).</summary>
+        Closed,
+    }
+
+    /// <summary>
+    /// Under the lock: takes an item without waiting. On <see cref="Status.Done"/>,
+    /// <paramref name="sender"/> is a claimed sender whose item was taken (or moved into the buffer),
+    /// which the caller must complete after releasing the lock.
+    /// </summary>
+    internal Status TryReceiveLocked(out T item, out IWaiter<T>? sender)
+    {
+        Debug.Assert(_lock.IsHeld, "caller holds the lock");
+        if (_buffer.Count > 0)
+        {
+            item = _buffer.Dequeue();
+            sender = _senders.DequeueClaimable();
+            if (sender is not null)
+            {
+                _buffer.Enqueue(sender.Item, _capacity); // invariant 4: the freed slot goes to the oldest sender
+            }
+
+            return Status.Done;
+        }
+
+        sender = _senders.DequeueClaimable();
+        if (sender is not null)
+        {
+            item = sender.Item; // unbuffered hand-off (invariant 2: a buffered channel has no waiting sender here)
+            return Status.Done;
+        }
+
+        item = default!;
+        return _closed is null ? Status.WouldBlock : Status.Closed;
+    }
+
+    /// <summary>
+    /// Under the lock: offers <paramref name="item"/> without waiting. On <see cref="Status.Done"/>,
+    /// <paramref name="receiver"/> is either null (the item was buffered) or a claimed receiver the
+    /// caller must complete with the item after releasing the lock.
+    /// </summary>
+    internal Status TrySendLocked(T item, out IWaiter<T>? receiver)
+    {
+        Debug.Assert(_lock.IsHeld, "caller holds the lock");
+        receiver = null;
+        if (_closed is not null)
+        {
+            return Status.Closed;
+        }
+
+        receiver = _receivers.DequeueClaimable();
+        if (receiver is not null)
+        {
+            return Status.Done; // invariant 1: the buffer is empty, so handing over directly keeps FIFO
+        }
+
+        if (_buffer.Count < _capacity)
+        {
+            _buffer.Enqueue(item, _capacity);
+            return Status.Done;
+        }
+
+        return Status.WouldBlock;
+    }
+
+    /// <summary>Under the lock: queues a waiter after an attempt returned <see cref="Status.WouldBlock"/>.</summary>
+    internal void EnqueueLocked(IWaiter<T> waiter)
+    {
+        Debug.Assert(_lock.IsHeld && _closed is null, "queued under the lock, never on a closed channel");
+        if (waiter.IsSender)
+        {
+            _senders.Enqueue(waiter);
+        }
+        else
+        {
+            _receivers.Enqueue(waiter);
+        }
+    }
+
+    /// <summary>Unlinks a waiter if it is still queued (cancellation, select clean-up).</summary>
+    void IWaiterHost<T>.RemoveWaiter(IWaiter<T> waiter) => RemoveWaiter(waiter);
+
+    ref SpareWaiter IWaiterHost<T>.Spare => ref _spare;
+
+    /// <inheritdoc cref="IWaiterHost{T}.RemoveWaiter"/>
+    internal void RemoveWaiter(IWaiter<T> waiter)
+    {
+        _lock.Enter();
+        if (waiter.IsSender)
+        {
+            _senders.Remove(waiter);
+        }
+        else
+        {
+            _receivers.Remove(waiter);
+        }
+
+        _lock.Exit();
+    }
+
+    /// <summary>Takes the channel's lock (select holds several, in <see cref="LockId"/> order).</summary>
+    internal void EnterLock() => _lock.Enter();
+
+    /// <summary>Releases the channel's lock.</summary>
+    internal void ExitLock() => _lock.Exit();
+
+    /// <summary>This channel's place in the global lock order (assigned on first use).</summary>
+    internal long LockId
+    {
+        get
+        {
+            long id = Volatile.Read(ref _lockId);
+            if (id == 0)
+            {
+                long fresh = Chan.NextLockId();
+                id = Interlocked.CompareExchange(ref _lockId, fresh, 0);
+                id = id == 0 ? fresh : id;
+            }
+
+            return id;
+        }
+    }
+
+    /// <summary>The error the channel was closed with; null while open or after a clean close (written once, under the lock).</summary>
+    internal Exception? CloseError => Volatile.Read(ref _closed) as Exception;
+}

@@ -1,0 +1,72 @@
+using System;
+using System.Diagnostics;
+using System.Numerics;
+using System.Runtime.CompilerServices;
+
+namespace Myriad.Channels;
+
+/// <summary>
+/// The buffer of a buffered channel: a FIFO ring over a power-of-two array that grows by doubling, up
+/// to the channel's capacity. Not thread-safe (the channel's lock guards it).
+/// </summary>
+/// <remarks>
+/// Invariants: <c>_count</c> items live at <c>_head</c>, <c>_head + 1</c>, ... modulo the array length;
+/// free slots hold the default value (so the ring keeps no dead references alive).
+/// </remarks>
+internal struct ItemRing<T>
+{
+    private T[]? _items;
+    private int _head;
+    private int _count;
+
+    internal readonly int Count => _count;
+
+    /// <summary>Appends; the caller has checked that fewer than <paramref name="capacity"/> items are buffered.</summary>
+    internal void Enqueue(T item, int capacity)
+    {
+        T[]? items = _items;
+        if (items is null || _count == items.Length)
+        {
+            items = Grow(capacity);
+        }
+
+        items[(_head + _count) & (items.Length - 1)] = item;
+        _count++;
+    }
+
+    /// <summary>Removes the oldest item; the ring must not be empty.</summary>
+    internal T Dequeue()
+    {
+        Debug.Assert(_count > 0, "dequeue from an empty ring");
+        T[] items = _items!;
+        ref T slot = ref items[_head];
+        T item = slot;
+        if (RuntimeHelpers.IsReferenceOrContainsReferences<T>())
+        {
+            slot = default!;
+        }
+
+        _head = (_head + 1) & (items.Length - 1);
+        _count--;
+        return item;
+    }
+
+    private T[] Grow(int capacity)
+    {
+        int size = _items is null
+            ? (int)BitOperations.RoundUpToPowerOf2((uint)Math.Min(ChanDefaults.InitialRingSize, capacity))
+            : checked(_items.Length * 2);
+        var bigger = new T[size];
+        if (_items is { } old)
+        {
+            for (int i = 0; i < _count; i++)
+            {
+                bigger[i] = old[(_head + i) & (old.Length - 1)];
+            }
+        }
+
+        _items = bigger;
+        _head = 0;
+        return bigger;
+    }
+}

@@ -1,0 +1,60 @@
+using System;
+
+namespace Myriad.Channels;
+
+/// <summary>
+/// One channel case of a <see cref="SelectOperation"/>: Go's <c>scase</c> and, while the select waits,
+/// its <c>sudog</c> in the channel's queue. Pooled per element type; owned by one select at a time.
+/// </summary>
+/// <remarks>
+/// <para><b>Outcome fields</b> (value, closed, close error, partner) are written by exactly one party:
+/// the select itself while it polls under the channel locks, or the party that won the select's commit
+/// flag through <see cref="Coordination.IWaiter{T}.TryClaim"/>. They are read by the select's consumer
+/// after the select's cell completed, whose completion fence publishes them.</para>
+/// </remarks>
+internal abstract class SelectCase
+{
+    /// <summary>The select this case belongs to (for the current use).</summary>
+    internal SelectOperation Op = null!;
+
+    /// <summary>This case's index among all the select's cases, in the order they were added.</summary>
+    internal int Index;
+
+    /// <summary>The channel, as an identity: a select that names a channel twice locks it once.</summary>
+    internal abstract object Channel { get; }
+
+    /// <summary>The channel's place in the global lock order.</summary>
+    internal abstract long LockId { get; }
+
+    internal abstract void EnterLock();
+
+    internal abstract void ExitLock();
+
+    /// <summary>Poll, under the channel's lock: performs the operation if it can complete now (or the channel is closed).</summary>
+    internal abstract bool TryPerformLocked();
+
+    /// <summary>After a successful poll, with every lock released: completes the counterpart waiter, then the select.</summary>
+    internal abstract void FinishPerform();
+
+    /// <summary>Queues this case in its channel; under the channel's lock.</summary>
+    internal abstract void EnqueueLocked();
+
+    /// <summary>Unlinks this case from its channel if it is still queued (takes the channel's lock).</summary>
+    internal abstract void Unlink();
+
+    /// <summary>The exception the select throws if this case won, or null (then the handler runs).</summary>
+    internal abstract Exception? Failure { get; }
+
+    /// <summary>Clears every field of this use (the case then waits as a spare, or in its pool).</summary>
+    internal abstract void Clear();
+
+    /// <summary>Returns the (cleared) case to its type's pool.</summary>
+    internal abstract void ReturnToPool();
+
+    /// <summary>
+    /// For the winning case: copies the handler and the outcome, clears itself, gives itself and the
+    /// select back (<see cref="SelectOperation.Recycle(SelectCase, int)"/>), then runs the handler if
+    /// the select <paramref name="succeeded"/>.
+    /// </summary>
+    internal abstract void RecycleThenInvoke(int slot, bool succeeded);
+}

@@ -1,0 +1,214 @@
+using System;
+using System.Threading;
+using Myriad.Coordination;
+using Myriad.Internal;
+using Myriad.Jobs;
+
+namespace Myriad.Channels;
+
+/// <summary>
+/// One select: its cases, and the completion cell (the index of the case that fired) its caller
+/// awaits. Built by <see cref="SelectBuilder"/>, run once by <see cref="Start"/>, finished (handler
+/// run, state recycled) when its result is consumed. Pooled.
+/// </summary>
+/// <remarks>
+/// <para><b>States.</b> Building (cases being added; <c>_started</c> false) -> Started (polled, then
+/// either resolved at once or waiting with its cases queued in their channels) -> Resolved (the cell
+/// completed) -> Consumed (<see cref="Release"/> unlinked the cases, recycled them and ran the winning
+/// handler). The version token of the cell guards every builder and handle: a stale one throws.</para>
+/// <para><b>Commit protocol</b> (Go's <c>selectDone</c>). <c>_committed</c> (0 open, 1 committed) is
+/// the one flag every party that may finish the select races for: a counterpart on any of the
+/// channels (through a case's <see cref="IWaiter{T}.TryClaim"/>), <see cref="Chan{T}.Close"/>, the
+/// timer, the cancellation token.
+/// 1. Start takes the locks of all its channels, in global lock-id order (no two selects can then
+///    deadlock), and polls the cases in a fresh random order (so that among ready cases each is
+///    chosen with equal probability, as in Go).
+/// 2. If a case can complete, it is performed under those locks. Nobody else can know this select yet,
+///    so it commits without an atomic. Locks are released, then the counterpart waiter (if any) and
+///    the select's cell are completed.
+/// 3. If none can and there is a default case, the select commits to it.
+/// 4. Otherwise every case is queued in its channel, still under all the locks, so no counterpart
+///    sees a partly registered select. The locks are released; only then the timer and the token
+///    callback are armed (they complete the cell, which must never happen under a lock).
+/// 5. From then on, whoever wins the compare-exchange of <c>_committed</c> from 0 to 1 records the
+///    winning index and, after releasing its own lock, completes the cell. Losers leave the case
+///    alone; channels drop such stale cases from their queues when they meet them.
+/// 6. Consuming the result unlinks every case that is still queued (each under its channel's lock),
+///    disarms the timer and token, recycles the cases, and runs the winner's handler last, so that a
+///    handler that throws leaves nothing behind.</para>
+/// <para><b>Pooling.</b> An operation that armed a timer or a token callback is never returned to the
+/// pool (a late callback must find this very object, committed). A select that resolves in step 2 or
+/// 3 arms nothing, so a select that finds a case ready allocates nothing in steady state, whatever
+/// its timeout or token. A recycled operation keeps each slot's last case as a spare, and a thread
+/// keeps its last operation at hand: a select in a loop, which has the same shape every time, reuses
+/// the same objects without touching the shared pools.</para>
+/// </remarks>
+internal sealed partial class SelectOperation : JobBox<int>
+{
+    private static readonly Action<object?> s_onCanceled = static s => ((SelectOperation)s!).OnCanceled();
+
+    [ThreadStatic] private static SelectOperation? t_cached;
+
+    /// <summary>The channel cases, in the order they were added, each slot with its spare case.</summary>
+    private CaseSlot[] _slots = new CaseSlot[4];
+    private int _caseCount;
+    private int _totalCount;
+    private int _defaultIndex = -1;
+    private Action? _onDefault;
+    private int _timeoutIndex = -1;
+    private TimeSpan _timeout;
+    private Action? _onTimeout;
+    private CancellationToken _cancellationToken;
+    private bool _started;
+    private bool _enqueued;
+    private bool _armed;
+    private int _committed;
+    private int _winner = -1;
+    private TimerEntry? _timer;
+    private CancellationTokenRegistration _registration;
+
+    internal static SelectOperation Rent()
+    {
+        SelectOperation? op = t_cached;
+        if (op is not null)
+        {
+            t_cached = null;
+            return op;
+        }
+
+        return BoxPool<SelectOperation>.Rent() ?? new();
+    }
+
+    internal override string Describe() =>
+        $"Select ({_caseCount} channel case(s){(_timeoutIndex >= 0 ? ", timeout" : "")})";
+
+    /// <summary>Whether a builder holding <paramref name="token"/> may still add cases or start the select.</summary>
+    internal bool IsBuilding(short token) => token == Version && !_started;
+
+    internal void AddReceive<T>(Chan<T> channel, Delegate? handler, bool reportsClose)
+    {
+        ref CaseSlot slot = ref NextSlot();
+        SelectReceiveCase<T> c = slot.TakeSpare<SelectReceiveCase<T>>() ?? SelectReceiveCase<T>.Rent();
+        c.Init(this, _totalCount++, channel, handler, reportsClose);
+        slot.Case = c;
+    }
+
+    internal void AddSend<T>(Chan<T> channel, T item, Action? handler)
+    {
+        ref CaseSlot slot = ref NextSlot();
+        SelectSendCase<T> c = slot.TakeSpare<SelectSendCase<T>>() ?? SelectSendCase<T>.Rent();
+        c.Init(this, _totalCount++, channel, item, handler);
+        slot.Case = c;
+    }
+
+    internal void AddDefault(Action? handler)
+    {
+        if (_defaultIndex >= 0)
+        {
+            throw new InvalidOperationException("A select can have only one default case.");
+        }
+
+        if (_timeoutIndex >= 0)
+        {
+            throw new InvalidOperationException("A select with a default case never waits, so it cannot also have a timeout.");
+        }
+
+        _defaultIndex = _totalCount++;
+        _onDefault = handler;
+    }
+
+    internal void AddTimeout(TimeSpan timeout, Action? handler)
+    {
+        TimerQueue.ThrowIfInvalid(timeout, nameof(timeout));
+        if (_timeoutIndex >= 0)
+        {
+            throw new InvalidOperationException("A select can have only one timeout.");
+        }
+
+        if (_defaultIndex >= 0)
+        {
+            throw new InvalidOperationException("A select with a default case never waits, so it cannot also have a timeout.");
+        }
+
+        _timeoutIndex = _totalCount++;
+        _timeout = timeout;
+        _onTimeout = handler;
+    }
+
+    internal void SetCancellation(CancellationToken cancellationToken) => _cancellationToken = cancellationToken;
+
+    private ref CaseSlot NextSlot()
+    {
+        if (_caseCount == _slots.Length)
+        {
+            Array.Resize(ref _slots, _slots.Length * 2);
+        }
+
+        return ref _slots[_caseCount++];
+    }
+
+    /// <summary>Step 5: the race every finisher runs; the winner records its case.</summary>
+    internal bool TryCommit(int index)
+    {
+        if (Interlocked.CompareExchange(ref _committed, 1, 0) != 0)
+        {
+            return false;
+        }
+
+        _winner = index;
+        return true;
+    }
+
+    /// <summary>Completes the cell for a channel case that won (never under a lock).</summary>
+    internal void Resolve(SelectCase winner)
+    {
+        Exception? failure = winner.Failure;
+        if (failure is null)
+        {
+            TrySetResult(winner.Index);
+        }
+        else
+        {
+            TrySetException(failure);
+        }
+    }
+
+    /// <summary>The timer fired (scheduled on the runtime the select started on).</summary>
+    internal override void Execute()
+    {
+        if (TryCommit(_timeoutIndex))
+        {
+            TrySetResult(_timeoutIndex);
+        }
+    }
+
+    private void OnCanceled()
+    {
+        if (TryCommit(-1))
+        {
+            TrySetException(new OperationCanceledException(_cancellationToken));
+        }
+    }
+
+    /// <summary>
+    /// A channel case and the spare kept from an earlier use of the slot. A struct, so that storing a
+    /// case costs no covariant array-store check.
+    /// </summary>
+    private struct CaseSlot
+    {
+        internal SelectCase? Case;
+        internal SelectCase? Spare;
+
+        internal T? TakeSpare<T>()
+            where T : SelectCase
+        {
+            if (Spare is T spare)
+            {
+                Spare = null;
+                return spare;
+            }
+
+            return null;
+        }
+    }
+}

@@ -1,0 +1,100 @@
+using System;
+using System.Threading;
+using Myriad.Internal;
+using Myriad.Jobs;
+using Myriad.Scheduling;
+
+namespace Myriad.Coordination;
+
+/// <summary>
+/// The cell behind <see cref="Job.Delay(TimeSpan, CancellationToken)"/>: a completion cell that is also
+/// the work item its <see cref="TimerEntry"/> runs when due, on the runtime the delay started from.
+/// </summary>
+/// <remarks>
+/// <para>Two kinds, as for channel waiters: without a cancelable token the cell and its entry are
+/// pooled together (only the timer can complete it, exactly once); with one, the cell is fresh and
+/// the timer and the token race through <c>_claim</c> (0 pending, 1 claimed). The token's winner
+/// removes the entry from the heap; the timer's winner unregisters nothing (the consumer does).</para>
+/// </remarks>
+internal sealed class DelayCell : JobBox<VoidResult>
+{
+    private static readonly Action<object?> s_onCanceled = static s => ((DelayCell)s!).OnCanceled();
+
+    private readonly TimerEntry _entry;
+    private CancellationToken _cancellationToken;
+    private CancellationTokenRegistration _registration;
+    private int _claim;
+
+    private DelayCell() => _entry = new TimerEntry(this);
+
+    /// <summary>Starts a delay; <paramref name="delay"/> is validated, finite and positive.</summary>
+    internal static Job Start(TimeSpan delay, CancellationToken cancellationToken)
+    {
+        DelayCell cell;
+        if (cancellationToken.CanBeCanceled)
+        {
+            cell = new DelayCell { _cancellationToken = cancellationToken };
+        }
+        else
+        {
+            cell = BoxPool<DelayCell>.Rent() ?? new DelayCell();
+        }
+
+        var job = new Job(new Job<VoidResult>(cell, cell.Version));
+        TimerQueue.Schedule(cell._entry, delay, SchedulerContext.Current?.Runtime);
+        if (cancellationToken.CanBeCanceled)
+        {
+            cell._registration = cancellationToken.UnsafeRegister(s_onCanceled, cell);
+        }
+
+        return job;
+    }
+
+    /// <summary>A job that completes only if <paramref name="cancellationToken"/> fires (an infinite delay).</summary>
+    internal static Job Never(CancellationToken cancellationToken)
+    {
+        var cell = new DelayCell { _cancellationToken = cancellationToken };
+        var job = new Job(new Job<VoidResult>(cell, cell.Version));
+        if (cancellationToken.CanBeCanceled)
+        {
+            cell._registration = cancellationToken.UnsafeRegister(s_onCanceled, cell);
+        }
+
+        return job;
+    }
+
+    private bool Cancelable => _cancellationToken.CanBeCanceled;
+
+    internal override string Describe() => "Job.Delay";
+
+    /// <summary>The timer fired.</summary>
+    internal override void Execute()
+    {
+        if (!Cancelable || Interlocked.Exchange(ref _claim, 1) == 0)
+        {
+            TrySetResult(default);
+        }
+    }
+
+    private void OnCanceled()
+    {
+        if (Interlocked.Exchange(ref _claim, 1) == 0)
+        {
+            TimerQueue.Cancel(_entry);
+            TrySetException(new OperationCanceledException(_cancellationToken));
+        }
+    }
+
+    private protected override void Release()
+    {
+        if (Cancelable)
+        {
+            _registration.Unregister();
+            InvalidateTokens();
+            return;
+        }
+
+        ResetBox();
+        BoxPool<DelayCell>.Return(this);
+    }
+}

@@ -1,0 +1,166 @@
+using System;
+using System.Threading;
+using Myriad.Jobs;
+
+namespace Myriad.Coordination;
+
+/// <summary>
+/// An asynchronous counting semaphore for jobs: at most <c>n</c> holders at once,
+/// <c>using (await semaphore.AcquireAsync()) { ... }</c>. Waiters are served strictly in FIFO order,
+/// and a waiting <see cref="AcquireAsync"/> can be canceled.
+/// </summary>
+/// <remarks>
+/// <para><b>State</b> (under an internal lock): the free permits, at most <see cref="MaxCount"/>; the
+/// FIFO of waiters. Invariant: jobs wait only while no permit is free. A release hands its permits
+/// straight to the oldest waiters (so a newcomer cannot take a permit ahead of them), and only the
+/// permits nobody waits for become free. Released waiters resume after the internal lock is released,
+/// one at a time through the trampoline.</para>
+/// </remarks>
+public sealed class JobSemaphore : IWaiterHost<VoidResult>
+{
+    private readonly int _maxCount;
+    private TinyLock _lock;
+    private int _count;
+    private WaiterQueue<VoidResult> _waiters;
+    private SpareWaiter _spare;
+
+    /// <summary>Creates a semaphore with <paramref name="initialCount"/> free permits.</summary>
+    /// <param name="initialCount">Permits free at the start.</param>
+    /// <param name="maxCount">The most permits that can ever be free (releasing beyond it throws).</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="initialCount"/> is negative or above
+    /// <paramref name="maxCount"/>, or <paramref name="maxCount"/> is less than 1.</exception>
+    public JobSemaphore(int initialCount, int maxCount = int.MaxValue)
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThan(maxCount, 1);
+        ArgumentOutOfRangeException.ThrowIfNegative(initialCount);
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(initialCount, maxCount);
+        _count = initialCount;
+        _maxCount = maxCount;
+    }
+
+    /// <summary>Permits free now.</summary>
+    public int CurrentCount
+    {
+        get
+        {
+            _lock.Enter();
+            int count = _count;
+            _lock.Exit();
+            return count;
+        }
+    }
+
+    /// <summary>The most permits that can be free at once.</summary>
+    public int MaxCount => _maxCount;
+
+    /// <summary>Takes a permit: at once if one is free, otherwise when every earlier waiter got one. Dispose the result to give it back.</summary>
+    /// <param name="cancellationToken">Gives up waiting with <see cref="OperationCanceledException"/>
+    /// (then no permit was taken); a token that can be canceled makes the wait allocate.</param>
+    public Job<Releaser> AcquireAsync(CancellationToken cancellationToken = default)
+    {
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return Job.FromCanceled<Releaser>(cancellationToken);
+        }
+
+        _lock.Enter();
+        if (_count > 0)
+        {
+            _count--;
+            _lock.Exit();
+            return new Releaser(this);
+        }
+
+        SignalWaiter<Releaser> waiter = SignalWaiter<Releaser>.Rent(default, this, cancellationToken);
+        waiter.Value = new Releaser(this);
+        _waiters.Enqueue(waiter);
+        _lock.Exit();
+        waiter.ArmCancellation();
+        return waiter.Job;
+    }
+
+    /// <summary>Takes a permit if one is free, without waiting.</summary>
+    /// <param name="releaser">Dispose it to give the permit back; the default value if none was taken.</param>
+    public bool TryAcquire(out Releaser releaser)
+    {
+        _lock.Enter();
+        if (_count > 0)
+        {
+            _count--;
+            _lock.Exit();
+            releaser = new Releaser(this);
+            return true;
+        }
+
+        _lock.Exit();
+        releaser = default;
+        return false;
+    }
+
+    /// <summary>Gives back <paramref name="releaseCount"/> permits, first to the oldest waiters.</summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="releaseCount"/> is less than 1.</exception>
+    /// <exception cref="SemaphoreFullException">More than <see cref="MaxCount"/> permits would be free
+    /// (more releases than acquisitions). Nothing is released then, except permits already handed to
+    /// waiters (possible only when <paramref name="releaseCount"/> exceeds the waiters plus the room
+    /// left); the free count stays at most <see cref="MaxCount"/>.</exception>
+    public void Release(int releaseCount = 1)
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThan(releaseCount, 1);
+        var released = default(WaiterQueue<VoidResult>);
+        _lock.Enter();
+        if (releaseCount > _maxCount - _count && _waiters.IsEmpty)
+        {
+            _lock.Exit();
+            throw new SemaphoreFullException($"Releasing {releaseCount} permit(s) would leave more than MaxCount ({_maxCount}) free: a permit was released more times than it was acquired.");
+        }
+
+        int remaining = releaseCount;
+        while (remaining > 0 && _waiters.DequeueClaimable() is { } waiter)
+        {
+            released.Enqueue(waiter);
+            remaining--;
+        }
+
+        if (remaining > _maxCount - _count)
+        {
+            // Waiters were present (so nothing was free) yet took fewer permits than the room needed.
+            _count = _maxCount;
+            _lock.Exit();
+            CompleteAll(ref released);
+            throw new SemaphoreFullException($"Releasing {releaseCount} permit(s) left more than MaxCount ({_maxCount}) free: a permit was released more times than it was acquired.");
+        }
+
+        _count += remaining;
+        _lock.Exit();
+        CompleteAll(ref released);
+    }
+
+    private static void CompleteAll(ref WaiterQueue<VoidResult> released)
+    {
+        while (released.Dequeue() is { } waiter)
+        {
+            waiter.Complete(default);
+        }
+    }
+
+    void IWaiterHost<VoidResult>.RemoveWaiter(IWaiter<VoidResult> waiter)
+    {
+        _lock.Enter();
+        _waiters.Remove(waiter);
+        _lock.Exit();
+    }
+
+    ref SpareWaiter IWaiterHost<VoidResult>.Spare => ref _spare;
+
+    /// <summary>Gives one permit back to a <see cref="JobSemaphore"/> when disposed.</summary>
+    public readonly struct Releaser : IDisposable
+    {
+        private readonly JobSemaphore? _semaphore;
+
+        internal Releaser(JobSemaphore semaphore) => _semaphore = semaphore;
+
+        /// <summary>Releases the permit (see <see cref="Release"/>). The default value does nothing.</summary>
+        /// <exception cref="SemaphoreFullException">The permit was already given back and the semaphore is full.</exception>
+        public void Dispose() => _semaphore?.Release();
+    }
+}

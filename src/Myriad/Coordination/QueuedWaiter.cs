@@ -1,0 +1,167 @@
+using System;
+using System.Threading;
+using Myriad.Internal;
+using Myriad.Jobs;
+
+namespace Myriad.Coordination;
+
+/// <summary>
+/// The common waiter of channels and coordination primitives: at once the queue node
+/// (<see cref="IWaiter{T}"/>) and the completion cell the caller awaits, so a suspended operation
+/// costs one object, taken from a pool in steady state.
+/// </summary>
+/// <typeparam name="TSelf">The concrete waiter (its pool).</typeparam>
+/// <typeparam name="TItem">What flows through the host's queue (a channel's element type).</typeparam>
+/// <typeparam name="TResult">What the awaiting caller gets.</typeparam>
+/// <remarks>
+/// <para><b>Two kinds, never mixed</b> (the project rule: a poolable operation is never also cancelable):</para>
+/// <list type="bullet">
+/// <item>Plain (no token that can fire): recycled; only the host ever finishes it, always under the
+/// host's lock, so <see cref="TryClaim"/> needs no atomic. When the awaiter consumes the result it goes
+/// back to its host's spare slot (<see cref="SpareWaiter"/>: the next wait on the same host takes it
+/// without touching a thread-local pool), or to its pool when that slot is taken.</item>
+/// <item>Cancelable: a fresh object, never pooled, with a <see cref="CancelState"/>. Its host and its
+/// token race to finish it through the state's claim flag (0 waiting, 1 claimed). A callback that runs after the
+/// waiter was consumed finds the claim taken and the cell's token invalidated, and does nothing.</item>
+/// </list>
+/// <para><b>Cancellation protocol.</b>
+/// 1. The waiter is created cancelable (its <see cref="CancelState"/> set) before the host queues it,
+///    so the host claims it with the atomic exchange from the start.
+/// 2. After the host's lock is released, <see cref="ArmCancellation"/> registers the callback (it may
+///    run at once, synchronously, if the token fired meanwhile; no lock is held then).
+/// 3. The callback claims the waiter; if it wins, it asks the host to unlink it (under the host's lock)
+///    and completes it with <see cref="OperationCanceledException"/>. If the host won, the host has
+///    already unlinked it and delivers: the item is delivered exactly once, or not taken at all.
+/// 4. Consuming the result unregisters the callback, so a long-lived token does not accumulate
+///    registrations of completed operations.</para>
+/// </remarks>
+internal abstract class QueuedWaiter<TSelf, TItem, TResult> : JobBox<TResult>, IWaiter<TItem>
+    where TSelf : QueuedWaiter<TSelf, TItem, TResult>, new()
+{
+    private static readonly Action<object?> s_onCanceled = static s => ((TSelf)s!).OnCanceled();
+
+    private IWaiter<TItem>? _next;
+    private IWaiter<TItem>? _prev;
+    private TItem _item = default!;
+
+    /// <summary>
+    /// One field for two kinds (a waiter is pooled or cancelable, never both, and a million pending
+    /// waiters is the workload this is sized for): the host a recycled waiter returns to, or the
+    /// <see cref="CancelState"/> of a cancelable one. Null for a pooled waiter sitting in its pool.
+    /// </summary>
+    private object? _owner;
+
+    /// <summary>
+    /// A waiter for one operation, under <paramref name="host"/>'s lock: recycled when
+    /// <paramref name="cancellationToken"/> cannot fire, fresh (and cancelable) when it can.
+    /// </summary>
+    internal static TSelf Rent(TItem item, IWaiterHost<TItem> host, CancellationToken cancellationToken)
+    {
+        TSelf waiter;
+        if (cancellationToken.CanBeCanceled)
+        {
+            waiter = new TSelf();
+            waiter._owner = new CancelState(host, cancellationToken);
+        }
+        else
+        {
+            waiter = host.Spare.TakeLocked<TSelf>() ?? BoxPool<TSelf>.Rent() ?? new TSelf();
+            waiter._owner = host;
+        }
+
+        waiter._item = item;
+        return waiter;
+    }
+
+    IWaiter<TItem>? IWaiter<TItem>.Next
+    {
+        get => _next;
+        set => _next = value;
+    }
+
+    IWaiter<TItem>? IWaiter<TItem>.Prev
+    {
+        get => _prev;
+        set => _prev = value;
+    }
+
+    /// <inheritdoc/>
+    public abstract bool IsSender { get; }
+
+    /// <inheritdoc/>
+    public TItem Item => _item;
+
+    /// <summary>Whether this waiter is the cancelable (never pooled) kind.</summary>
+    internal bool IsCancelable => _owner is CancelState;
+
+    /// <summary>The handle the waiting caller awaits.</summary>
+    internal Job<TResult> Job => new(this, Version);
+
+    /// <inheritdoc/>
+    public bool TryClaim() => _owner is not CancelState cancel || cancel.TryClaim();
+
+    /// <inheritdoc/>
+    public abstract void Complete(TItem item);
+
+    /// <inheritdoc/>
+    public abstract void CompleteClosed(Exception? error);
+
+    /// <summary>Step 2 of the cancellation protocol: call after the host's lock is released.</summary>
+    internal void ArmCancellation()
+    {
+        if (_owner is CancelState cancel)
+        {
+            cancel.Registration = cancel.Token.UnsafeRegister(s_onCanceled, this);
+        }
+    }
+
+    /// <summary>Step 3.</summary>
+    private void OnCanceled()
+    {
+        var cancel = (CancelState)_owner!;
+        if (cancel.TryClaim())
+        {
+            cancel.Host.RemoveWaiter(this);
+            TrySetException(new OperationCanceledException(cancel.Token));
+        }
+    }
+
+    /// <summary>Clears the derived type's own fields before the waiter goes back to its pool.</summary>
+    private protected virtual void ResetForPool()
+    {
+    }
+
+    private protected sealed override void Release()
+    {
+        if (_owner is CancelState cancel)
+        {
+            // Step 4. Not pooled: a callback still running finds the claim taken; the outcome stays.
+            cancel.Registration.Unregister();
+            InvalidateTokens();
+            return;
+        }
+
+        _item = default!;
+        ResetForPool();
+        ResetBox();
+        var home = (IWaiterHost<TItem>)_owner!;
+        if (!home.Spare.TryKeep(this))
+        {
+            _owner = null; // a pooled waiter must not keep its last host alive
+            BoxPool<TSelf>.Return((TSelf)this);
+        }
+    }
+
+    /// <summary>What a cancelable waiter needs beyond a pooled one (kept out of line: most waiters are pooled).</summary>
+    private sealed class CancelState(IWaiterHost<TItem> host, CancellationToken token)
+    {
+        internal readonly IWaiterHost<TItem> Host = host;
+        internal readonly CancellationToken Token = token;
+        internal CancellationTokenRegistration Registration;
+
+        /// <summary>The race between the host and the token: 0 waiting, 1 claimed.</summary>
+        private int _claim;
+
+        internal bool TryClaim() => Interlocked.Exchange(ref _claim, 1) == 0;
+    }
+}

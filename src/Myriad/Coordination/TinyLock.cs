@@ -1,0 +1,57 @@
+using System.Runtime.CompilerServices;
+using System.Threading;
+
+namespace Myriad.Coordination;
+
+/// <summary>
+/// A one-word spin lock guarding the short critical sections of channels and coordination primitives
+/// (a few pointer moves; never user code, never a completion).
+/// </summary>
+/// <remarks>
+/// <para><b>Why not <c>lock</c>.</b> A channel is created per pipeline stage (experiment E2 builds a
+/// million of them), so the lock must not cost an object; a <see cref="Monitor"/> on the channel itself
+/// would let user code that locks the channel deadlock it. The sections guarded here never block and
+/// never run user code, so a holder is only ever delayed by preemption.</para>
+/// <para><b>Protocol.</b> <c>_taken</c> is 0 (free) or 1 (held).
+/// 1. Enter: compare-exchange 0 -> 1; that is the whole uncontended path.
+/// 2. Contended: spin with <see cref="SpinWait"/>, reading the word and retrying the exchange only
+///    when it reads 0 (no cache-line ping-pong while held). <see cref="SpinWait"/> yields and sleeps
+///    as it goes on, so a preempted holder gets the core back.
+/// 3. Exit: a release write of 0. The interlocked acquire of step 1 and this release order every
+///    access made under the lock.</para>
+/// <para>Not reentrant: a holder that enters again spins forever. Callers never call out while holding
+/// it, which is also what keeps it free of lock-order cycles (except where <c>Select</c> holds several,
+/// always in channel-id order).</para>
+/// </remarks>
+internal struct TinyLock
+{
+    private int _taken;
+
+    /// <summary>Whether the lock is held (diagnostics and assertions only).</summary>
+    internal readonly bool IsHeld => Volatile.Read(ref Unsafe.AsRef(in _taken)) != 0;
+
+    /// <summary>Step 1, falling back to step 2.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal void Enter()
+    {
+        if (Interlocked.CompareExchange(ref _taken, 1, 0) != 0)
+        {
+            EnterContended();
+        }
+    }
+
+    /// <summary>Step 3.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal void Exit() => Volatile.Write(ref _taken, 0);
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void EnterContended()
+    {
+        var spinner = default(SpinWait);
+        do
+        {
+            spinner.SpinOnce();
+        }
+        while (Volatile.Read(ref _taken) != 0 || Interlocked.CompareExchange(ref _taken, 1, 0) != 0);
+    }
+}

@@ -1,0 +1,129 @@
+using System;
+using System.Collections.Generic;
+using System.Threading;
+using Myriad.Coordination;
+using Myriad.Scheduling;
+using Myriad.Tests.Support;
+using Xunit;
+
+namespace Myriad.Tests.Coordination;
+
+public sealed class JobSemaphoreTests
+{
+    [Fact]
+    public void Constructor_BadCounts_ThrowArgumentOutOfRange()
+    {
+        Assert.Throws<ArgumentOutOfRangeException>(() => new JobSemaphore(-1));
+        Assert.Throws<ArgumentOutOfRangeException>(() => new JobSemaphore(3, 2));
+        Assert.Throws<ArgumentOutOfRangeException>(() => new JobSemaphore(0, 0));
+    }
+
+    [Fact]
+    public void AcquireAsync_PermitsFree_CompleteAtOnceUntilExhausted()
+    {
+        var semaphore = new JobSemaphore(2);
+        JobSemaphore.Releaser a = Sync.Result(semaphore.AcquireAsync());
+        Assert.True(semaphore.TryAcquire(out JobSemaphore.Releaser b));
+        Assert.False(semaphore.TryAcquire(out _));
+        Job<JobSemaphore.Releaser> waiting = semaphore.AcquireAsync();
+        Assert.False(waiting.IsCompleted);
+
+        a.Dispose();
+        JobSemaphore.Releaser c = Sync.Result(waiting); // the permit went to the waiter, not to the pool
+        Assert.Equal(0, semaphore.CurrentCount);
+        b.Dispose();
+        c.Dispose();
+        Assert.Equal(2, semaphore.CurrentCount);
+    }
+
+    [Fact]
+    public void Release_SeveralPermits_WakeWaitersInFifoOrder()
+    {
+        var semaphore = new JobSemaphore(0);
+        var waits = new List<Job<JobSemaphore.Releaser>>();
+        for (int i = 0; i < 4; i++)
+        {
+            waits.Add(semaphore.AcquireAsync());
+        }
+
+        semaphore.Release(3);
+
+        Assert.True(waits[0].IsCompleted && waits[1].IsCompleted && waits[2].IsCompleted);
+        Assert.False(waits[3].IsCompleted);
+        Assert.Equal(0, semaphore.CurrentCount);
+        semaphore.Release(2);
+        Assert.True(waits[3].IsCompleted);
+        Assert.Equal(1, semaphore.CurrentCount);
+    }
+
+    [Fact]
+    public void Release_BeyondMaxCount_ThrowsSemaphoreFull()
+    {
+        var semaphore = new JobSemaphore(1, maxCount: 1);
+        Assert.Throws<SemaphoreFullException>(() => semaphore.Release());
+        Assert.Equal(1, semaphore.CurrentCount);
+        Assert.Throws<ArgumentOutOfRangeException>(() => semaphore.Release(0));
+    }
+
+    [Fact]
+    public void AcquireAsync_CanceledWhileWaiting_TakesNoPermit()
+    {
+        var semaphore = new JobSemaphore(0);
+        using var cts = new CancellationTokenSource();
+        Job<JobSemaphore.Releaser> canceled = semaphore.AcquireAsync(cts.Token);
+        cts.Cancel();
+
+        Assert.Throws<OperationCanceledException>(() => canceled.GetAwaiter().GetResult());
+        semaphore.Release();
+        Assert.Equal(1, semaphore.CurrentCount);
+    }
+
+    [Theory]
+    [MemberData(nameof(Runtimes.All), MemberType = typeof(Runtimes))]
+    public void AcquireAsync_ManyJobs_NeverMoreHoldersThanPermits(string runtimeName)
+    {
+        using JobRuntime runtime = Runtimes.Create(runtimeName);
+        var state = new Gate();
+        Bounded.Run(runtime, async () =>
+        {
+            var jobs = new Job[16];
+            for (int j = 0; j < jobs.Length; j++)
+            {
+                jobs[j] = runtime.Spawn(state, static async s =>
+                {
+                    for (int i = 0; i < 50; i++)
+                    {
+                        using (await s.Semaphore.AcquireAsync())
+                        {
+                            int inside = Interlocked.Increment(ref s.Inside);
+                            InterlockedMax(ref s.MaxInside, inside);
+                            await Job.Delay(1); // holders overlap: the other jobs queue meanwhile
+                            Interlocked.Decrement(ref s.Inside);
+                        }
+                    }
+                });
+            }
+
+            await Job.WhenAll(jobs);
+        });
+
+        Assert.Equal(3, state.MaxInside); // saturated, never exceeded
+        Assert.Equal(3, state.Semaphore.CurrentCount);
+    }
+
+    private static void InterlockedMax(ref int target, int value)
+    {
+        int current = Volatile.Read(ref target);
+        while (value > current && Interlocked.CompareExchange(ref target, value, current) != current)
+        {
+            current = Volatile.Read(ref target);
+        }
+    }
+
+    private sealed class Gate
+    {
+        public readonly JobSemaphore Semaphore = new(3);
+        public int Inside;
+        public int MaxInside;
+    }
+}
