@@ -6,8 +6,6 @@ namespace Myriad.Compare.Experiments;
 /// <summary>Every experiment, its variants and its sizes. The defaults are chosen so that a full run takes about 10 minutes on 2 cores.</summary>
 internal static class Catalog
 {
-    public const string PendingChannels = "Myriad channels (Myriad.Channels) have not landed on main yet";
-
     public static readonly IReadOnlyList<Experiment> All =
     [
         new Experiment
@@ -54,7 +52,7 @@ internal static class Catalog
             Variants =
             [
                 new Variant { Id = "tpl", Description = "`Channel.CreateBounded<int>(0)` (.NET 10 rendezvous) and plain `async Task` workers", Run = ChainChannels.Tpl },
-                MyriadChannelVariant("`Chan.Unbuffered<int>()` and `async Job` workers spawned on `MultiThreadRuntime`", "ChainChannels"),
+                new Variant { Id = "myriad", Description = "`Chan.Unbuffered<int>()` and `async Job` workers spawned on `MultiThreadRuntime`", Run = MyriadChannels.Chain },
                 GoVariant("classic daisy chain over unbuffered channels"),
             ],
             DefaultCases = [new Case(5_000), new Case(20_000), new Case(1_000_000)],
@@ -123,7 +121,7 @@ internal static class Catalog
             Variants =
             [
                 new Variant { Id = "tpl", Description = "two `Channel.CreateBounded<int>(0)` and two plain `async Task` workers on the thread pool", Run = PingPong.Tpl },
-                MyriadChannelVariant("two `Chan.Unbuffered<int>()`, ponger spawned on `MultiThreadRuntime`, pinger inside `runtime.Run`", "PingPong"),
+                new Variant { Id = "myriad", Description = "two `Chan.Unbuffered<int>()`, ponger spawned on `MultiThreadRuntime`, pinger inside `runtime.Run`", Run = MyriadChannels.PingPong },
                 GoVariant("two goroutines, two unbuffered channels"),
             ],
             DefaultCases = [new Case(1_000_000)],
@@ -146,14 +144,6 @@ internal static class Catalog
     }
 
     private static Variant GoVariant(string description) => new() { Id = "go", Kind = VariantKind.Go, Description = "Go: " + description };
-
-    private static Variant MyriadChannelVariant(string description, string experimentClass)
-    {
-        Body? body = MyriadChannelBodies.Find(experimentClass);
-        return body is null
-            ? new Variant { Id = "myriad", Kind = VariantKind.Pending, Description = description, PendingReason = PendingChannels }
-            : new Variant { Id = "myriad", Description = description, Run = body };
-    }
 
     /// <summary>Default E5 sizes: the published ops x work pairs scaled down (see the README: the thread mode costs tens of microseconds per op here).</summary>
     private static IReadOnlyList<Case> TinyDefaults()

@@ -60,7 +60,7 @@ internal enum VariantKind
     /// <summary>Runs in <c>gobench</c>.</summary>
     Go,
 
-    /// <summary>Not available in this build (e.g. Myriad channels before they land).</summary>
+    /// <summary>Not available in this build (the report shows it as pending, with the reason).</summary>
     Pending,
 }
 

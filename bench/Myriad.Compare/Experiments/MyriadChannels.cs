@@ -3,20 +3,6 @@ using Myriad.Scheduling;
 
 namespace Myriad.Compare.Experiments;
 
-/// <summary>Wires the Myriad channel variants into the catalog (this file is compiled once Myriad.Channels is on main).</summary>
-internal static partial class MyriadChannelBodies
-{
-    static partial void Lookup(string experimentClass, ref Body? body)
-    {
-        body = experimentClass switch
-        {
-            "ChainChannels" => MyriadChannels.Chain,
-            "PingPong" => MyriadChannels.PingPong,
-            _ => null,
-        };
-    }
-}
-
 /// <summary>The myriad variants of chain-channels (E2, channel form) and ping-pong.</summary>
 internal static class MyriadChannels
 {

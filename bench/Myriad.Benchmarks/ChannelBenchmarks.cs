@@ -1,7 +1,3 @@
-// TODO(channels): NOT COMPILED YET. Myriad.Channels (Chan) has not landed on main; this file is
-// excluded in Myriad.Benchmarks.csproj. When src/Myriad/Channels is on main: remove the
-// <Compile Remove> line, adapt the select benchmark to the real Select API, run with --job short,
-// and commit the report under bench/results/.
 using System.Threading.Channels;
 using System.Threading.Tasks;
 using BenchmarkDotNet.Attributes;
@@ -11,8 +7,9 @@ using Myriad.Scheduling;
 namespace Myriad.Benchmarks;
 
 /// <summary>
-/// One send + one receive per channel kind. Buffered kinds: send then receive on one thread (both
-/// complete synchronously). Unbuffered: 1000 round trips between two jobs (a rendezvous needs a
+/// One send + one receive per channel kind, through the async API of each library
+/// (<c>WriteAsync</c>/<c>ReadAsync</c> vs <c>SendAsync</c>/<c>ReceiveAsync</c>). Buffered kinds: send then
+/// receive on one thread (both complete synchronously). Unbuffered: 1000 round trips between two jobs (a rendezvous needs a
 /// partner), figures per round trip. One select over two channels.
 /// </summary>
 [Config(typeof(BenchConfig))]
@@ -25,6 +22,8 @@ public class ChannelBenchmarks
     private MultiThreadRuntime _runtime = null!;
     private Chan<int> _bounded = null!;
     private Chan<int> _unbounded = null!;
+    private Chan<int> _selectA = null!;
+    private Chan<int> _selectB = null!;
     private Channel<int> _tplBounded = null!;
     private Channel<int> _tplUnbounded = null!;
 
@@ -34,6 +33,8 @@ public class ChannelBenchmarks
         _runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = System.Environment.ProcessorCount });
         _bounded = Chan.Bounded<int>(1024);
         _unbounded = Chan.Unbounded<int>();
+        _selectA = Chan.Bounded<int>(1);
+        _selectB = Chan.Bounded<int>(1);
         _tplBounded = Channel.CreateBounded<int>(1024);
         _tplUnbounded = Channel.CreateUnbounded<int>();
     }
@@ -44,9 +45,8 @@ public class ChannelBenchmarks
     [Benchmark(Baseline = true), BenchmarkCategory("bounded")]
     public int Bounded_Tpl()
     {
-        _tplBounded.Writer.TryWrite(1);
-        _tplBounded.Reader.TryRead(out int v);
-        return v;
+        _tplBounded.Writer.WriteAsync(1).GetAwaiter().GetResult();
+        return _tplBounded.Reader.ReadAsync().GetAwaiter().GetResult();
     }
 
     [Benchmark, BenchmarkCategory("bounded")]
@@ -59,9 +59,8 @@ public class ChannelBenchmarks
     [Benchmark(Baseline = true), BenchmarkCategory("unbounded")]
     public int Unbounded_Tpl()
     {
-        _tplUnbounded.Writer.TryWrite(1);
-        _tplUnbounded.Reader.TryRead(out int v);
-        return v;
+        _tplUnbounded.Writer.WriteAsync(1).GetAwaiter().GetResult();
+        return _tplUnbounded.Reader.ReadAsync().GetAwaiter().GetResult();
     }
 
     [Benchmark, BenchmarkCategory("unbounded")]
@@ -77,8 +76,13 @@ public class ChannelBenchmarks
     [Benchmark(OperationsPerInvoke = RoundTrips), BenchmarkCategory("unbuffered")]
     public long Unbuffered_Myriad() => _runtime.Run(_runtime, static rt => MyriadPingPong(rt));
 
-    // TODO(channels): one select over two channels, e.g. the ready one of two unbuffered channels,
-    // once the Select API is known.
+    /// <summary>One select over two channels, one of which holds an item: the select commits at once.</summary>
+    [Benchmark, BenchmarkCategory("select")]
+    public int Select_Myriad()
+    {
+        _selectB.TrySend(1);
+        return Select.Receive(_selectA).Receive(_selectB).AsJob().Wait();
+    }
 
     private static async Task<long> TplPingPong()
     {
