@@ -14,16 +14,40 @@ internal static class Report
     /// <summary>The Myriad row to compare <paramref name="row"/> with: same case, or (per-op experiments) the experiment's one.</summary>
     public static Row? Baseline(IReadOnlyList<Row> rows, Row row)
     {
+        Row? best = null;
+        double bestDistance = double.MaxValue;
         foreach (Row r in rows)
         {
-            if (r.Experiment == row.Experiment && r.Variant.IsMyriad && r.HasData && r.Status == RowStatus.Ok
-                && (row.Experiment.ComparePerOp || r.Case == row.Case))
+            if (r.Experiment != row.Experiment || !r.Variant.IsMyriad || !r.HasData || r.Status != RowStatus.Ok)
             {
-                return r;
+                continue;
+            }
+
+            if (!row.Experiment.ComparePerOp)
+            {
+                if (r.Case == row.Case)
+                {
+                    return r;
+                }
+
+                continue;
+            }
+
+            if (row.Variant.IsMyriad)
+            {
+                return row.HasData ? row : null;
+            }
+
+            // Per-op experiments (E1): the myriad run whose depth is nearest (log scale).
+            double distance = Math.Abs(Math.Log((double)r.Case.N / row.Case.N));
+            if (distance < bestDistance)
+            {
+                best = r;
+                bestDistance = distance;
             }
         }
 
-        return null;
+        return best;
     }
 
     public static double TimeRatio(Row row, Row myriad) =>
@@ -56,11 +80,11 @@ internal static class Report
                 bool perOp = e.ComparePerOp;
                 Func<Row, double> value = perOp ? r => r.NsPerOp : r => r.WallMs;
                 Func<double, string> show = perOp ? v => Format.PerOpNs(v) + "/" + e.Unit : Format.Ms;
-                List<Row> peers = mine.Where(r => r != m && (perOp || r.Case == m.Case)).ToList();
+                List<Row> peers = mine.Where(r => r != m && (perOp ? Baseline(rows, r) == m : r.Case == m.Case)).ToList();
                 Row? tpl = peers.Where(r => r.Variant.Id.StartsWith("tpl", StringComparison.Ordinal) && r.HasData && r.Status == RowStatus.Ok)
                     .OrderBy(value).FirstOrDefault();
                 Row? go = peers.FirstOrDefault(r => r.Variant.Kind == VariantKind.Go);
-                string size = perOp ? "deepest per variant" : m.Case.ShortLabel;
+                string size = perOp ? m.Case.ShortLabel + (peers.Count > 0 ? " (vs " + string.Join(", ", peers.Select(p => p.Variant.Id + " at " + p.Case.ShortLabel)) + ")" : "") : m.Case.ShortLabel;
                 if (!m.HasData || m.Status != RowStatus.Ok)
                 {
                     string tplOnly = tpl is null ? "-" : $"{tpl.Variant.Id} {show(value(tpl))}";
@@ -83,7 +107,8 @@ internal static class Report
                     slower.Add("Go");
                 }
 
-                string verdict = slower.Count == 0 ? "myriad ahead" : "MYRIAD SLOWER than " + string.Join(" and ", slower);
+                bool compared = tpl is not null || go is { HasData: true, Status: RowStatus.Ok };
+                string verdict = !compared ? "(no peer at this size)" : slower.Count == 0 ? "myriad ahead" : "MYRIAD SLOWER than " + string.Join(" and ", slower);
                 string tplCell = tpl is null ? "-" : $"{tpl.Variant.Id} {show(value(tpl))}";
                 sb.AppendLine($"| {e.Id} | {size} | {show(mv)} | {tplCell} | {tplRatio} | {goCell} | {goRatio} | {verdict} |");
             }

@@ -22,11 +22,12 @@ internal static class Svg
         Func<Row, double> value = perOp ? r => r.NsPerOp : r => r.WallMs;
         Func<double, string> label = perOp ? Format.PerOpNs : Format.Ms;
 
-        // Groups: the cases, in order of first appearance (per-op experiments: one group per variant's size).
+        // Groups: the cases, in order of first appearance (per-op experiments: the myriad run each row is compared with).
+        string GroupOf(Row r) => perOp ? (Report.Baseline(all, r)?.Case.ShortLabel ?? r.Case.ShortLabel) : r.Case.ShortLabel;
         var groups = new List<string>();
-        foreach (Row r in rows)
+        foreach (Row r in rows.OrderBy(r => perOp ? (Report.Baseline(all, r)?.Case.N ?? r.Case.N) : 0))
         {
-            string g = perOp ? "" : r.Case.ShortLabel;
+            string g = GroupOf(r);
             if (!groups.Contains(g))
             {
                 groups.Add(g);
@@ -45,7 +46,8 @@ internal static class Svg
         double min = values.Count > 0 ? values.Min() : 1, max = values.Count > 0 ? values.Max() : 1;
         bool log = values.Count > 0 && max / min > 30;
 
-        const int barW = 22, barGap = 4, groupGap = 36, left = 80, right = 20, top = 60, plotH = 300, bottom = 70;
+        const int barW = 22, barGap = 4, left = 80, right = 20, top = 60, plotH = 300, bottom = 70;
+        int groupGap = perOp ? 80 : 36;
         int groupW = (variants.Count * (barW + barGap)) - barGap;
         string title = e.Id + ": " + e.Title;
         int width = Math.Max(Math.Max(420, left + (title.Length * 9)), left + right + (groups.Count * (groupW + groupGap)));
@@ -106,7 +108,7 @@ internal static class Svg
             {
                 Variant v = variants[i];
                 int x = gx + (i * (barW + barGap));
-                Row? r = rows.FirstOrDefault(r => r.Variant == v && (perOp || r.Case.ShortLabel == groups[g]));
+                Row? r = rows.FirstOrDefault(r => r.Variant == v && GroupOf(r) == groups[g]);
                 if (r is null)
                 {
                     continue;
@@ -132,7 +134,7 @@ internal static class Svg
             {
                 foreach (Variant v in variants)
                 {
-                    Row? r = rows.FirstOrDefault(r => r.Variant == v);
+                    Row? r = rows.FirstOrDefault(r => r.Variant == v && GroupOf(r) == groups[g]);
                     if (r is not null)
                     {
                         lines.Add($"{v.Id}: n={r.Case.ShortLabel}");

@@ -12,14 +12,14 @@ internal static class Catalog
         {
             Id = "recursion",
             Title = "E1: deep async recursion",
-            Summary = "`n <= 0 ? 0 : 1 + await Count(n - 1)` on a thread with a 1 MiB stack. `tpl` is probed at increasing depths (each in its own child; a stack overflow kills the child) and the deepest depth that passed is timed; `tpl-deferred` queues every level with `Task.Factory.StartNew(...).Unwrap()`; `myriad` is `async Job<long>`. Depths differ per variant, so the ratios compare time per level.",
+            Summary = "`n <= 0 ? 0 : 1 + await Count(n - 1)` on a thread with a 1 MiB stack. `tpl` is probed at increasing depths (each in its own child; a stack overflow kills the child) and the deepest depth that passed is timed; `tpl-deferred` queues every level with `Task.Factory.StartNew(...).Unwrap()`; `myriad` is `async Job<long>`. Depths differ per variant, so the ratios compare time per level, each against the myriad run of the nearest depth (myriad also runs at 10k and 100k for that).",
             Unit = "level",
             ComparePerOp = true,
             Variants =
             [
                 new Variant { Id = "tpl", Description = "plain `async Task<int>`, deepest passing depth of 100, 200, 500, 1k, ... (one child per probe)", Run = Recursion.Tpl, ProbeDepth = true, DefaultCases = [new Case(1_000_000)], QuickCases = [new Case(20_000)] },
                 new Variant { Id = "tpl-deferred", Description = "`1 + await Task.Factory.StartNew(s => Count((int)s - 1), n).Unwrap()` per level", Run = Recursion.TplDeferred, DefaultCases = [new Case(100_000)], QuickCases = [new Case(10_000)] },
-                new Variant { Id = "myriad", Description = "`async Job<long>`, waited with `Wait()` on the 1 MiB thread (no runtime needed)", Run = Recursion.Myriad, DefaultCases = [new Case(10_000_000)], QuickCases = [new Case(100_000)] },
+                new Variant { Id = "myriad", Description = "`async Job<long>`, waited with `Wait()` on the 1 MiB thread (no runtime needed); also at 10k and 100k, the depths the TPL variants reach, so that time per level is compared at similar depths", Run = Recursion.Myriad, DefaultCases = [new Case(10_000), new Case(100_000), new Case(10_000_000)], QuickCases = [new Case(10_000), new Case(100_000)] },
             ],
             DefaultCases = [new Case(10_000_000)],
             QuickCases = [new Case(100_000)],
