@@ -326,6 +326,39 @@ public sealed class SelectTests
         Assert.Equal((long)Rounds * (Rounds + 1) / 2, sum);
     }
 
+    [Theory]
+    [InlineData("multi")]
+    [InlineData("current")]
+    public void Select_ChainOfHundredThousandStages_DoesNotOverflowTheStack(string runtimeName)
+    {
+        // E2's chain with every hop a select on both sides: each completion resumes the next stage
+        // inline until the trampoline cuts the chain.
+        const int N = 100_000;
+        using JobRuntime runtime = Runtimes.Create(runtimeName);
+        int result = Bounded.Run(runtime, async () =>
+        {
+            Chan<int> never = Chan.Unbuffered<int>();
+            Chan<int> first = Chan.Unbuffered<int>();
+            Chan<int> left = first;
+            for (int i = 0; i < N; i++)
+            {
+                Chan<int> right = Chan.Unbuffered<int>();
+                runtime.SpawnDetached((left, right, never), static async s =>
+                {
+                    int got = 0;
+                    await Select.Receive(s.left, v => got = v).Receive(s.never);
+                    await Select.Send(s.right, got + 1).Receive(s.never);
+                });
+                left = right;
+            }
+
+            await first.SendAsync(0);
+            return await left.ReceiveAsync();
+        });
+
+        Assert.Equal(N, result);
+    }
+
     [Fact]
     public void Select_SeveralReady_ChoosesUniformlyAtRandom()
     {
