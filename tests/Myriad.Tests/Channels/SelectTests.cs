@@ -128,6 +128,21 @@ public sealed class SelectTests
     }
 
     [Fact]
+    public void Select_SameChannelTwice_FiresOnceAndLeavesNothingQueued()
+    {
+        Chan<int> ch = Chan.Unbuffered<int>();
+        int got = 0;
+        Job<int> select = Select.Receive(ch, v => got = v).Receive(ch, v => got = -v).AsJob();
+
+        Assert.True(ch.TrySend(5));
+        Assert.False(ch.TrySend(6)); // the second case went stale with the first one's commit: nobody receives
+
+        int fired = Sync.Result(select);
+        Assert.Equal(0, fired); // queued in order: the first case was first in line
+        Assert.Equal(5, got);
+    }
+
+    [Fact]
     public void Select_MixedElementTypes_EachHandlerGetsItsType()
     {
         Chan<int> ints = Chan.Bounded<int>(1);
