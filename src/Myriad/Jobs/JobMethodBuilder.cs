@@ -28,20 +28,17 @@ public struct JobMethodBuilder<T>
     public Job<T> Task => _box is null ? new Job<T>(_result) : new Job<T>(_box, _box.Version);
 
     /// <summary>Runs the method's first step, inline when the stack allows it.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void Start<TStateMachine>(ref TStateMachine stateMachine) where TStateMachine : IAsyncStateMachine
     {
         if (Trampoline.TryEnter(out PerThread state, out int previous))
         {
-            try
-            {
-                // The BCL's Start restores the caller's ExecutionContext and SynchronizationContext
-                // after the synchronous part, exactly as for an async Task method.
-                default(AsyncTaskMethodBuilder).Start(ref stateMachine);
-            }
-            finally
-            {
-                Trampoline.Exit(state, previous);
-            }
+            // The BCL's Start restores the caller's ExecutionContext and SynchronizationContext
+            // after the synchronous part, exactly as for an async Task method. No try/finally
+            // here: a compiler-generated MoveNext catches every exception of the method body
+            // (it becomes the job's outcome), so nothing can unwind past this call and skip Exit.
+            default(AsyncTaskMethodBuilder).Start(ref stateMachine);
+            Trampoline.Exit(state, previous);
         }
         else
         {

@@ -19,6 +19,9 @@ public sealed partial class MultiThreadRuntime
     /// tiny tasks make the .NET thread pool burn every core (experiment E5). Yet a plain thread that
     /// spawns a job very often waits for it at once, and then runs it itself
     /// (<see cref="EnterInlineRun"/>), which needs no worker at all.</para>
+    /// <para>A worker that spawns a single job follows the same idea (see <see cref="Schedule"/>):
+    /// it most likely runs that job next itself, so the wake is left to the timer, which pays it
+    /// only if the job is still queued when it fires.</para>
     /// <para><b>Protocol.</b>
     /// 1. Enqueue on the injection queue.
     /// 2. If no worker is parked, or a worker is searching, nothing more is needed (they look there).
@@ -27,7 +30,7 @@ public sealed partial class MultiThreadRuntime
     /// 4. The owed wake is paid (a normal notify, if the injection queue is still non-empty) at the
     ///    thread's next interaction that shows it will not run the job itself: another spawn, an
     ///    asynchronous await of a job handle, a blocking wait that has to sleep; or, failing all of
-    ///    these, when the timer fires after <see cref="RuntimeOptions.PlainThreadWakeDelay"/>.
+    ///    these, when the timer fires after <see cref="RuntimeOptions.LazyWakeDelay"/>.
     /// 5. A waiting thread that runs its own job takes the item back out of the queue; if the queue
     ///    is then empty the owed wake is cancelled.
     /// No item can be stranded: until a worker takes it, either a worker is awake and will reach the
@@ -38,7 +41,7 @@ public sealed partial class MultiThreadRuntime
     private void ScheduleFromOutside(WorkItem item)
     {
         _global.Enqueue(item);
-        int delay = _options.PlainThreadWakeDelayMilliseconds;
+        int delay = _options.LazyWakeDelayMilliseconds;
         if (delay == 0 || _idle.SearchingCount != 0 || _idle.IdleCount == 0)
         {
             _idle.NotifyWork();
@@ -47,10 +50,16 @@ public sealed partial class MultiThreadRuntime
 
         PayOwedWake();
         PerThread.Current.PendingWake = this;
+        ArmWakeTimer();
+    }
+
+    /// <summary>Makes sure the wake timer will fire within the lazy-wake delay.</summary>
+    private void ArmWakeTimer()
+    {
         if (Volatile.Read(ref _wakeTimerArmed) == 0 && Interlocked.CompareExchange(ref _wakeTimerArmed, 1, 0) == 0)
         {
             _wakeTimer ??= CreateWakeTimer();
-            _wakeTimer.Change(delay, Timeout.Infinite);
+            _wakeTimer.Change(_options.LazyWakeDelayMilliseconds, Timeout.Infinite);
         }
     }
 
@@ -97,7 +106,7 @@ public sealed partial class MultiThreadRuntime
     private void OnWakeTimer()
     {
         Interlocked.Exchange(ref _wakeTimerArmed, 0);
-        if (!_global.IsEmpty)
+        if (AnyWorkVisible())
         {
             _idle.NotifyWork();
         }

@@ -89,7 +89,21 @@ public sealed partial class MultiThreadRuntime : JobRuntime
         if (SchedulerContext.Current is Worker worker && worker.Runtime == this)
         {
             worker.PushLocal(item);
-            _idle.NotifyWork();
+
+            // A lone item is most likely run next by this very worker (a job spawns a child and
+            // awaits it); waking a sibling would only let it steal the child and bounce the parent
+            // between cores. The wake is deferred to the timer instead, which pays it if the item
+            // is still queued then (see ScheduleFromOutside for the same protocol). From the second
+            // queued item on, there is work to share: notify now.
+            if (worker.QueuedCount > 1 || _options.LazyWakeDelayMilliseconds == 0)
+            {
+                _idle.NotifyWork();
+            }
+            else
+            {
+                ArmWakeTimer();
+            }
+
             return;
         }
 

@@ -93,15 +93,16 @@ public sealed class RuntimeOptions
     }
 
     /// <summary>
-    /// How long a job spawned from a thread that is not a worker may wait for a worker to be woken,
-    /// when that thread shows no sign of waiting for it itself (see the lazy-wake protocol in
-    /// docs/design.md). Default 1 ms: long enough that the spawn-then-wait pattern never wakes a
-    /// worker (the waiter runs the job), short against any human or I/O time scale.
-    /// <see cref="TimeSpan.Zero"/> wakes a worker on every such spawn, as Go and Tokio do.
+    /// How long a worker wake-up may be deferred when it is probably not needed (see the lazy-wake
+    /// protocol in docs/design.md): a job spawned from a plain thread that will most likely run it
+    /// itself by waiting for it, or a single job spawned by a worker that will most likely run it
+    /// next itself. Default 1 ms: long enough that spawn-then-wait and spawn-then-await never wake
+    /// a sibling, short against any human or I/O time scale. <see cref="TimeSpan.Zero"/> wakes a
+    /// worker for every such spawn, as Go and Tokio do.
     /// </summary>
-    public TimeSpan PlainThreadWakeDelay
+    public TimeSpan LazyWakeDelay
     {
-        get => TimeSpan.FromMilliseconds(PlainThreadWakeDelayMilliseconds);
+        get => TimeSpan.FromMilliseconds(LazyWakeDelayMilliseconds);
         set
         {
             if (value < TimeSpan.Zero || value > TimeSpan.FromSeconds(1))
@@ -109,11 +110,11 @@ public sealed class RuntimeOptions
                 throw new ArgumentOutOfRangeException(nameof(value), value, "Must be between zero and one second.");
             }
 
-            PlainThreadWakeDelayMilliseconds = (int)Math.Ceiling(value.TotalMilliseconds);
+            LazyWakeDelayMilliseconds = (int)Math.Ceiling(value.TotalMilliseconds);
         }
     }
 
-    internal int PlainThreadWakeDelayMilliseconds { get; private set; } = 1;
+    internal int LazyWakeDelayMilliseconds { get; private set; } = 1;
 
     /// <summary>Stack size of the worker threads in bytes; 0 uses the platform default.</summary>
     public int ThreadStackSize { get; set; }

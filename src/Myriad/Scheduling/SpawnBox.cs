@@ -24,16 +24,22 @@ internal enum SpawnBodyKind : byte
 /// entry that starts it, and the completion cell its handle points at. Pooled.
 /// </summary>
 /// <remarks>
-/// <para><b>Claim state</b> (<c>_claim</c>): 0 = queued, not started; 1 = claimed (running or done).
-/// Exactly one of the scheduler (<see cref="Execute"/>) and a blocking waiter
-/// (<see cref="TryRunInline"/>) wins the 0 -> 1 exchange and runs the body. The loser returns.
-/// A queue may still hold an entry for a box after a waiter ran it inline and the box was reused;
-/// such a stale entry either finds the claim taken (and returns) or starts the box's new spawn,
-/// which is queued anyway and whose own entry will then find the claim taken. Either way the body
-/// runs exactly once per use, which is why <see cref="Rent"/> writes the claim last.</para>
-/// <para>When the body returns a pending job, the box registers <see cref="_onInnerCompleted"/> (a
-/// delegate cached for the life of the box) on it rather than itself, so that a stale queue entry can
-/// never be mistaken for the inner job's completion.</para>
+/// <para><b>Claim state</b> (<c>_claim</c>):</para>
+/// <list type="bullet">
+/// <item>0 <c>Queued</c>: not started. Exactly one of the scheduler (<see cref="Execute"/>) and a
+/// blocking waiter (<see cref="TryRunInline"/>) wins the 0 -> 1 exchange and runs the body.</item>
+/// <item>1 <c>Running</c>: the body runs, or the job finished.</item>
+/// <item>2 <c>AwaitingInner</c>: the body returned a pending job, and this box is registered as
+/// that job's continuation (no delegate: a million pending spawns would pay 64 bytes each).</item>
+/// </list>
+/// <para><see cref="Execute"/> therefore has two callers: a queue entry (start) and the inner job's
+/// completion (finish). A queue may still hold a stale entry for a box after a waiter ran it inline
+/// (its entry could not be taken back), and even after the box was reused. Such an entry either
+/// finds the state non-zero and the inner job not completed (and returns), or starts the box's new
+/// spawn, which is queued anyway and whose own entry will find the claim taken. Finishing requires
+/// the state 2 -> 1 exchange and the inner job to be completed, checked without throwing on a
+/// stale token, so the inner result is consumed exactly once. <see cref="Rent"/> writes the claim
+/// last, publishing the other fields to whoever claims.</para>
 /// </remarks>
 internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
 {
@@ -47,8 +53,11 @@ internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
     private ExecutionContext? _context;
     private JobRuntime? _runtime;
     private Job<TResult> _inner;
-    private Action? _onInnerCompleted;
     private int _claim;
+
+    private const int Queued = 0;
+    private const int Running = 1;
+    private const int AwaitingInner = 2;
 
     internal static SpawnBox<TState, TResult> Rent(JobRuntime runtime, TState state, object body, SpawnBodyKind kind, bool detached, CancellationToken cancellationToken)
     {
@@ -60,7 +69,7 @@ internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
         box._cancellationToken = cancellationToken;
         box._context = ExecutionContextHelper.CaptureNonDefault();
         box._runtime = runtime;
-        Volatile.Write(ref box._claim, 0); // last: publishes the fields above to whoever claims
+        Volatile.Write(ref box._claim, Queued); // last: publishes the fields above to whoever claims
         return box;
     }
 
@@ -70,15 +79,31 @@ internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
 
     internal override void Execute()
     {
-        if (Volatile.Read(ref _claim) == 0 && Interlocked.Exchange(ref _claim, 1) == 0)
+        switch (Volatile.Read(ref _claim))
         {
-            Start();
+            case Queued:
+                if (Interlocked.CompareExchange(ref _claim, Running, Queued) == Queued)
+                {
+                    Start();
+                }
+
+                break;
+            case AwaitingInner:
+                Job<TResult> inner = _inner;
+                if (inner._box is { } cell && cell.IsCompletedNoThrow(inner._token)
+                    && Interlocked.CompareExchange(ref _claim, Running, AwaitingInner) == AwaitingInner)
+                {
+                    _inner = default;
+                    Complete(inner);
+                }
+
+                break;
         }
     }
 
     internal override bool TryRunInline()
     {
-        if (Volatile.Read(ref _claim) == 0 && Interlocked.Exchange(ref _claim, 1) == 0)
+        if (Volatile.Read(ref _claim) == Queued && Interlocked.CompareExchange(ref _claim, Running, Queued) == Queued)
         {
             SchedulerContext? previous = _runtime!.EnterInlineRun(this);
             try
@@ -98,7 +123,7 @@ internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
 
     internal override bool TryCancelUnstarted()
     {
-        if (Volatile.Read(ref _claim) == 0 && Interlocked.Exchange(ref _claim, 1) == 0)
+        if (Volatile.Read(ref _claim) == Queued && Interlocked.CompareExchange(ref _claim, Running, Queued) == Queued)
         {
             Finish(default!, new OperationCanceledException("The runtime was disposed before the job started."));
             return true;
@@ -159,16 +184,12 @@ internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
         }
         else
         {
+            // Publish the inner handle and the state before registering: the inner job may
+            // complete (and call Execute) the moment the registration lands.
             _inner = inner;
-            inner.GetAwaiter().UnsafeOnCompleted(_onInnerCompleted ??= OnInnerCompleted);
+            Volatile.Write(ref _claim, AwaitingInner);
+            inner._box!.OnCompleted(this, inner._token);
         }
-    }
-
-    private void OnInnerCompleted()
-    {
-        Job<TResult> inner = _inner;
-        _inner = default;
-        Complete(inner);
     }
 
     private void Complete(Job<TResult> inner)

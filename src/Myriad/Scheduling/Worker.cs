@@ -73,16 +73,22 @@ internal sealed partial class Worker : SchedulerContext
     /// <summary>Queues spawned work at the back of this worker's queue (owner thread only).</summary>
     internal void PushLocal(WorkItem item) => _queue.Owner.Push(item, _runtime.Overflow);
 
-    /// <summary>Trampoline deferrals go to the next-job slot (owner thread only).</summary>
+    /// <summary>
+    /// Trampoline deferrals go to the next-job slot (owner thread only). No other worker is woken
+    /// for it: the deferred item is this worker's own continuation and runs as soon as the current
+    /// item unwinds. Waking a sibling would only let it steal the slot and drag a continuation
+    /// chain from core to core (a million-job chain would then pay a migration every few dozen
+    /// links). An item displaced into the run queue is older work, and that one is worth
+    /// offering to idle workers.
+    /// </summary>
     internal override void DeferLocal(WorkItem item)
     {
         WorkItem? displaced = Interlocked.Exchange(ref _next, item);
         if (displaced is not null)
         {
             _queue.Owner.Push(displaced, _runtime.Overflow);
+            _runtime.Idle.NotifyWork();
         }
-
-        _runtime.Idle.NotifyWork();
     }
 
     internal override bool TryRunOne()

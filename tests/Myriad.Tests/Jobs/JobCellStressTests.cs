@@ -105,7 +105,7 @@ public class JobCellStressTests
     [Fact]
     public void SpawnClaim_WorkerVersusWaiter_BodyRunsExactlyOnce()
     {
-        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2, PlainThreadWakeDelay = TimeSpan.Zero });
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2, LazyWakeDelay = TimeSpan.Zero });
         const int rounds = 100_000;
         var runs = new int[rounds];
         TestHelpers.OnThread(() =>

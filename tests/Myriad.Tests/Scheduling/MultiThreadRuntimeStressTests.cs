@@ -121,7 +121,7 @@ public class MultiThreadRuntimeStressTests
     [Fact]
     public void IdleWorkers_WakeForWorkAfterParking_Repeatedly()
     {
-        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2, PlainThreadWakeDelay = TimeSpan.Zero });
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2, LazyWakeDelay = TimeSpan.Zero });
         for (int i = 0; i < 300; i++)
         {
             if (i % 50 == 0)

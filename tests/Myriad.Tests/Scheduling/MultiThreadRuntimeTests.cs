@@ -17,7 +17,7 @@ public class MultiThreadRuntimeTests
         Assert.Throws<ArgumentOutOfRangeException>(() => options.WorkerCount = -1);
         Assert.Throws<ArgumentOutOfRangeException>(() => options.LocalQueueCapacity = 100);
         Assert.Throws<ArgumentOutOfRangeException>(() => options.GlobalQueueInterval = 0);
-        Assert.Throws<ArgumentOutOfRangeException>(() => options.PlainThreadWakeDelay = TimeSpan.FromSeconds(-1));
+        Assert.Throws<ArgumentOutOfRangeException>(() => options.LazyWakeDelay = TimeSpan.FromSeconds(-1));
         Assert.Throws<ArgumentNullException>(() => new MultiThreadRuntime(null!));
     }
 
@@ -165,5 +165,22 @@ public class MultiThreadRuntimeTests
         });
         stop.Value = true;
         TestHelpers.OnThread(() => pingPong.Wait());
+    }
+
+    [Fact]
+    public void SingleSpawnFromBusyWorker_RunsOnAnotherWorkerWhileTheSpawnerKeepsRunning()
+    {
+        // The wake for a lone locally spawned job is deferred (the spawner usually runs it next);
+        // if the spawner stays busy instead, the wake timer must hand the job to the idle sibling.
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        bool ran = TestHelpers.OnThread(() => runtime.Run(runtime, static rt =>
+        {
+            using var started = new ManualResetEventSlim();
+            Job child = rt.Spawn(started, static e => e.Set());
+            bool seen = started.Wait(TimeSpan.FromSeconds(10)); // busy: never returns to the worker loop meanwhile
+            child.Wait();
+            return Job.FromResult(seen);
+        }));
+        Assert.True(ran, "a job spawned by a busy worker was stranded in its queue");
     }
 }
