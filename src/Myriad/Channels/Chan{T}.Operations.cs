@@ -1,4 +1,5 @@
 using System.Diagnostics.CodeAnalysis;
+using System.Runtime.CompilerServices;
 using System.Threading;
 using Myriad.Coordination;
 using Myriad.Jobs;
@@ -29,7 +30,7 @@ public sealed partial class Chan<T>
         Status status = TrySendLocked(item, out IWaiter<T>? receiver);
         if (status == Status.WouldBlock)
         {
-            SendWaiter<T> waiter = SendWaiter<T>.Rent(item, this, cancellationToken);
+            SendWaiter<T> waiter = QueuedWaiter<T, VoidResult>.Rent<SendWaiter<T>>(item, this, cancellationToken);
             _senders.Enqueue(waiter);
             _lock.Exit();
             waiter.ArmCancellation();
@@ -96,14 +97,17 @@ public sealed partial class Chan<T>
     /// completes the sender it came from, after the lock), or queues <paramref name="waiter"/>, or
     /// reports the channel closed and drained.
     /// </summary>
+    /// <remarks>Inlined into its two callers: there the waiter type is exact, so the JIT needs no
+    /// generic-dictionary lookups to rent and type-check it (this is the hot path of every hop).</remarks>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private Status ReceiveOrQueue<TWaiter, TResult>(CancellationToken cancellationToken, out T item, out TWaiter? waiter)
-        where TWaiter : QueuedWaiter<TWaiter, T, TResult>, new()
+        where TWaiter : QueuedWaiter<T, TResult>, new()
     {
         _lock.Enter();
         Status status = TryReceiveLocked(out item, out IWaiter<T>? sender);
         if (status == Status.WouldBlock)
         {
-            waiter = QueuedWaiter<TWaiter, T, TResult>.Rent(default!, this, cancellationToken);
+            waiter = QueuedWaiter<T, TResult>.Rent<TWaiter>(default!, this, cancellationToken);
             _receivers.Enqueue(waiter);
             _lock.Exit();
             waiter.ArmCancellation();

@@ -10,7 +10,7 @@ namespace Myriad.Coordination;
 /// </summary>
 /// <remarks>
 /// A mutable struct held in a field of its primitive and used in place (never copied). Waiting follows
-/// the cancellation protocol of <see cref="QueuedWaiter{TSelf, TItem, TResult}"/>: the waiter is
+/// the cancellation protocol of <see cref="QueuedWaiter{TItem, TResult}"/>: the waiter is
 /// queued under the lock, the lock released, and only then the token callback armed.
 /// </remarks>
 internal struct PrimitiveWaiters
@@ -25,7 +25,7 @@ internal struct PrimitiveWaiters
     /// </summary>
     internal SignalWaiter<TResult> EnqueueAndExit<TResult>(IWaiterHost<VoidResult> host, TResult value, CancellationToken cancellationToken)
     {
-        SignalWaiter<TResult> waiter = SignalWaiter<TResult>.Rent(default, host, cancellationToken);
+        SignalWaiter<TResult> waiter = SignalWaiter<TResult>.Rent(host, cancellationToken);
         waiter.Value = value;
         Queue.Enqueue(waiter);
         Lock.Exit();
