@@ -12,6 +12,8 @@ internal sealed class ReceiveWaiter<T> : QueuedWaiter<T, T>
 
     public override bool IsSender => false;
 
+    public override T Item => default!;
+
     internal override string Describe() => $"Chan<{typeof(T).Name}>.ReceiveAsync";
 
     public override void Complete(T item) => TrySetResult(item);
@@ -26,6 +28,8 @@ internal sealed class ReceiveOkWaiter<T> : QueuedWaiter<T, ReceiveResult<T>>
     private protected override void ReturnToPool() => BoxPool<ReceiveOkWaiter<T>>.Return(this);
 
     public override bool IsSender => false;
+
+    public override T Item => default!;
 
     internal override string Describe() => $"Chan<{typeof(T).Name}>.ReceiveOkAsync";
 
@@ -47,9 +51,24 @@ internal sealed class ReceiveOkWaiter<T> : QueuedWaiter<T, ReceiveResult<T>>
 /// <summary>A suspended <see cref="Chan{T}.SendAsync"/>: offers its item, completes when a receiver (or the buffer) took it.</summary>
 internal sealed class SendWaiter<T> : QueuedWaiter<T, VoidResult>
 {
+    /// <summary>The item offered (only senders carry one: a receive waiter is smaller).</summary>
+    private T _item = default!;
+
     private protected override void ReturnToPool() => BoxPool<SendWaiter<T>>.Return(this);
 
     public override bool IsSender => true;
+
+    public override T Item => _item;
+
+    /// <summary>A waiting send of <paramref name="item"/>; under the channel's lock.</summary>
+    internal static SendWaiter<T> Rent(T item, Chan<T> channel, System.Threading.CancellationToken cancellationToken)
+    {
+        SendWaiter<T> waiter = Rent<SendWaiter<T>>(channel, cancellationToken);
+        waiter._item = item;
+        return waiter;
+    }
+
+    private protected override void ResetForPool() => _item = default!;
 
     internal override string Describe() => $"Chan<{typeof(T).Name}>.SendAsync";
 

@@ -30,7 +30,7 @@ public sealed partial class Chan<T>
         Status status = TrySendLocked(item, out IWaiter<T>? receiver);
         if (status == Status.WouldBlock)
         {
-            SendWaiter<T> waiter = QueuedWaiter<T, VoidResult>.Rent<SendWaiter<T>>(item, this, cancellationToken);
+            SendWaiter<T> waiter = SendWaiter<T>.Rent(item, this, cancellationToken);
             _senders.Enqueue(waiter);
             _lock.Exit();
             waiter.ArmCancellation();
@@ -107,7 +107,7 @@ public sealed partial class Chan<T>
         Status status = TryReceiveLocked(out item, out IWaiter<T>? sender);
         if (status == Status.WouldBlock)
         {
-            waiter = QueuedWaiter<T, TResult>.Rent<TWaiter>(default!, this, cancellationToken);
+            waiter = QueuedWaiter<T, TResult>.Rent<TWaiter>(this, cancellationToken);
             _receivers.Enqueue(waiter);
             _lock.Exit();
             waiter.ArmCancellation();

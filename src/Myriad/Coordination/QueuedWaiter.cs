@@ -45,7 +45,6 @@ internal abstract class QueuedWaiter<TItem, TResult> : JobBox<TResult>, IWaiter<
 
     private IWaiter<TItem>? _next;
     private IWaiter<TItem>? _prev;
-    private TItem _item = default!;
 
     /// <summary>
     /// One field for two kinds (a waiter is pooled or cancelable, never both, and a million pending
@@ -59,7 +58,7 @@ internal abstract class QueuedWaiter<TItem, TResult> : JobBox<TResult>, IWaiter<
     /// recycled when <paramref name="cancellationToken"/> cannot fire, fresh (and cancelable) when it can.
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal static TWaiter Rent<TWaiter>(TItem item, IWaiterHost<TItem> host, CancellationToken cancellationToken)
+    internal static TWaiter Rent<TWaiter>(IWaiterHost<TItem> host, CancellationToken cancellationToken)
         where TWaiter : QueuedWaiter<TItem, TResult>, new()
     {
         TWaiter waiter;
@@ -74,7 +73,6 @@ internal abstract class QueuedWaiter<TItem, TResult> : JobBox<TResult>, IWaiter<
             waiter._owner = host;
         }
 
-        waiter._item = item;
         return waiter;
     }
 
@@ -94,7 +92,7 @@ internal abstract class QueuedWaiter<TItem, TResult> : JobBox<TResult>, IWaiter<
     public abstract bool IsSender { get; }
 
     /// <inheritdoc/>
-    public TItem Item => _item;
+    public abstract TItem Item { get; }
 
     /// <summary>Whether this waiter is the cancelable (never pooled) kind.</summary>
     internal bool IsCancelable => _owner is WaiterCancelState;
@@ -149,7 +147,6 @@ internal abstract class QueuedWaiter<TItem, TResult> : JobBox<TResult>, IWaiter<
             return;
         }
 
-        _item = default!;
         ResetForPool();
         ResetBox();
         IWaiterHost<TItem> home = Unsafe.As<IWaiterHost<TItem>>(_owner!); // a plain waiter's owner is its host

@@ -13,12 +13,14 @@ namespace Myriad.Coordination;
 internal sealed class SignalWaiter<TResult> : QueuedWaiter<VoidResult, TResult>
 {
     internal static SignalWaiter<TResult> Rent(IWaiterHost<VoidResult> host, CancellationToken cancellationToken) =>
-        Rent<SignalWaiter<TResult>>(default, host, cancellationToken);
+        Rent<SignalWaiter<TResult>>(host, cancellationToken);
 
     /// <summary>What the waiter completes with. Written by the claimer before <see cref="Complete"/>.</summary>
     internal TResult Value = default!;
 
     public override bool IsSender => false;
+
+    public override VoidResult Item => default;
 
     internal override string Describe() =>
         typeof(TResult) == typeof(JobMutex.Releaser) ? "JobMutex.LockAsync"
