@@ -94,9 +94,6 @@ internal abstract class QueuedWaiter<TItem, TResult> : JobBox<TResult>, IWaiter<
     /// <inheritdoc/>
     public abstract TItem Item { get; }
 
-    /// <summary>Whether this waiter is the cancelable (never pooled) kind.</summary>
-    internal bool IsCancelable => _owner is WaiterCancelState;
-
     /// <summary>The handle the waiting caller awaits.</summary>
     internal Job<TResult> Job => new(this, Version);
 
