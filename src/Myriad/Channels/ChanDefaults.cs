@@ -18,10 +18,11 @@ internal static class ChanDefaults
     internal static readonly int InitialRingSize = MyriadDefaults.ReadInt("Myriad.ChanInitialRing", 16, 1, 1 << 20);
 
     /// <summary>
-    /// Cases up to which a select keeps its scratch arrays (poll order, lock order) on the stack.
-    /// 2 x 4 bytes x 64 = 512 bytes of stack, far below anything the trampoline lets nest; a select
-    /// over more channels than that is rare and pays one small array. AppContext key:
-    /// <c>Myriad.SelectStackCases</c>.
+    /// Cases up to which a select keeps its scratch arrays (poll order, lock order, lock ids: 16
+    /// bytes a case) on the stack: 64 cases make 1 KiB, and the frame is gone before the select
+    /// completes anyone, so nested continuations never stack it up. A select over more channels than
+    /// that is rare and pays three small arrays. AppContext key: <c>Myriad.SelectStackCases</c>
+    /// (at most 256).
     /// </summary>
-    internal static readonly int SelectStackCases = MyriadDefaults.ReadInt("Myriad.SelectStackCases", 64, 0, 1024);
+    internal static readonly int SelectStackCases = MyriadDefaults.ReadInt("Myriad.SelectStackCases", 64, 0, 256);
 }

@@ -1,13 +1,18 @@
 using System;
 using Myriad.Coordination;
+using Myriad.Internal;
 using Myriad.Jobs;
 
 namespace Myriad.Channels;
 
 /// <summary>A suspended <see cref="Chan{T}.ReceiveAsync"/>: completes with the item, or throws once the channel is closed and drained.</summary>
-internal sealed class ReceiveWaiter<T> : QueuedWaiter<ReceiveWaiter<T>, T, T>
+internal sealed class ReceiveWaiter<T> : QueuedWaiter<T, T>
 {
+    private protected override void ReturnToPool() => BoxPool<ReceiveWaiter<T>>.Return(this);
+
     public override bool IsSender => false;
+
+    public override T Item => default!;
 
     internal override string Describe() => $"Chan<{typeof(T).Name}>.ReceiveAsync";
 
@@ -18,9 +23,13 @@ internal sealed class ReceiveWaiter<T> : QueuedWaiter<ReceiveWaiter<T>, T, T>
 }
 
 /// <summary>A suspended <see cref="Chan{T}.ReceiveOkAsync"/>: completes with <c>(item, true)</c>, or <c>(default, false)</c> on a clean close.</summary>
-internal sealed class ReceiveOkWaiter<T> : QueuedWaiter<ReceiveOkWaiter<T>, T, ReceiveResult<T>>
+internal sealed class ReceiveOkWaiter<T> : QueuedWaiter<T, ReceiveResult<T>>
 {
+    private protected override void ReturnToPool() => BoxPool<ReceiveOkWaiter<T>>.Return(this);
+
     public override bool IsSender => false;
+
+    public override T Item => default!;
 
     internal override string Describe() => $"Chan<{typeof(T).Name}>.ReceiveOkAsync";
 
@@ -40,9 +49,26 @@ internal sealed class ReceiveOkWaiter<T> : QueuedWaiter<ReceiveOkWaiter<T>, T, R
 }
 
 /// <summary>A suspended <see cref="Chan{T}.SendAsync"/>: offers its item, completes when a receiver (or the buffer) took it.</summary>
-internal sealed class SendWaiter<T> : QueuedWaiter<SendWaiter<T>, T, VoidResult>
+internal sealed class SendWaiter<T> : QueuedWaiter<T, VoidResult>
 {
+    /// <summary>The item offered (only senders carry one: a receive waiter is smaller).</summary>
+    private T _item = default!;
+
+    private protected override void ReturnToPool() => BoxPool<SendWaiter<T>>.Return(this);
+
     public override bool IsSender => true;
+
+    public override T Item => _item;
+
+    /// <summary>A waiting send of <paramref name="item"/>; under the channel's lock.</summary>
+    internal static SendWaiter<T> Rent(T item, Chan<T> channel, System.Threading.CancellationToken cancellationToken)
+    {
+        SendWaiter<T> waiter = Rent<SendWaiter<T>>(channel, cancellationToken);
+        waiter._item = item;
+        return waiter;
+    }
+
+    private protected override void ResetForPool() => _item = default!;
 
     internal override string Describe() => $"Chan<{typeof(T).Name}>.SendAsync";
 

@@ -36,14 +36,7 @@ public sealed partial class Chan<T>
         _lock.Exit();
 
         // The private queues hold claimed waiters only: nobody else touches them until they complete.
-        while (receivers.Dequeue() is { } receiver)
-        {
-            receiver.CompleteClosed(error);
-        }
-
-        while (senders.Dequeue() is { } sender)
-        {
-            sender.CompleteClosed(error);
-        }
+        receivers.CompleteAllClosed(error);
+        senders.CompleteAllClosed(error);
     }
 }

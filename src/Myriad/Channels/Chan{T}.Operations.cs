@@ -1,4 +1,5 @@
 using System.Diagnostics.CodeAnalysis;
+using System.Runtime.CompilerServices;
 using System.Threading;
 using Myriad.Coordination;
 using Myriad.Jobs;
@@ -61,25 +62,12 @@ public sealed partial class Chan<T>
             return Job.FromCanceled<T>(cancellationToken);
         }
 
-        _lock.Enter();
-        Status status = TryReceiveLocked(out T item, out IWaiter<T>? sender);
-        if (status == Status.WouldBlock)
+        return ReceiveOrQueue<ReceiveWaiter<T>, T>(cancellationToken, out T item, out ReceiveWaiter<T>? waiter) switch
         {
-            ReceiveWaiter<T> waiter = ReceiveWaiter<T>.Rent(default!, this, cancellationToken);
-            _receivers.Enqueue(waiter);
-            _lock.Exit();
-            waiter.ArmCancellation();
-            return waiter.Job;
-        }
-
-        _lock.Exit();
-        if (status == Status.Closed)
-        {
-            return Job.FromException<T>(CloseError ?? ChannelClosedException.ForReceive());
-        }
-
-        sender?.Complete(item);
-        return new Job<T>(item);
+            Status.Done => new Job<T>(item),
+            Status.WouldBlock => waiter!.Job,
+            _ => Job.FromException<T>(CloseError ?? ChannelClosedException.ForReceive()),
+        };
     }
 
     /// <summary>
@@ -96,25 +84,40 @@ public sealed partial class Chan<T>
             return Job.FromCanceled<ReceiveResult<T>>(cancellationToken);
         }
 
+        return ReceiveOrQueue<ReceiveOkWaiter<T>, ReceiveResult<T>>(cancellationToken, out T item, out ReceiveOkWaiter<T>? waiter) switch
+        {
+            Status.Done => new ReceiveResult<T>(item),
+            Status.WouldBlock => waiter!.Job,
+            _ => CloseError is { } error ? Job.FromException<ReceiveResult<T>>(error) : new Job<ReceiveResult<T>>(default(ReceiveResult<T>)),
+        };
+    }
+
+    /// <summary>
+    /// The receive of <see cref="ReceiveAsync"/> and <see cref="ReceiveOkAsync"/>: takes an item (and
+    /// completes the sender it came from, after the lock), or queues <paramref name="waiter"/>, or
+    /// reports the channel closed and drained.
+    /// </summary>
+    /// <remarks>Inlined into its two callers: there the waiter type is exact, so the JIT needs no
+    /// generic-dictionary lookups to rent and type-check it (this is the hot path of every hop).</remarks>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private Status ReceiveOrQueue<TWaiter, TResult>(CancellationToken cancellationToken, out T item, out TWaiter? waiter)
+        where TWaiter : QueuedWaiter<T, TResult>, new()
+    {
         _lock.Enter();
-        Status status = TryReceiveLocked(out T item, out IWaiter<T>? sender);
+        Status status = TryReceiveLocked(out item, out IWaiter<T>? sender);
         if (status == Status.WouldBlock)
         {
-            ReceiveOkWaiter<T> waiter = ReceiveOkWaiter<T>.Rent(default!, this, cancellationToken);
+            waiter = QueuedWaiter<T, TResult>.Rent<TWaiter>(this, cancellationToken);
             _receivers.Enqueue(waiter);
             _lock.Exit();
             waiter.ArmCancellation();
-            return waiter.Job;
+            return status;
         }
 
         _lock.Exit();
-        if (status == Status.Closed)
-        {
-            return CloseError is { } error ? Job.FromException<ReceiveResult<T>>(error) : new Job<ReceiveResult<T>>(default(ReceiveResult<T>));
-        }
-
-        sender?.Complete(item);
-        return new ReceiveResult<T>(item);
+        waiter = null;
+        sender?.Complete(default!);
+        return status;
     }
 
     /// <summary>

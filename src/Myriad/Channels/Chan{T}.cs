@@ -28,7 +28,7 @@ namespace Myriad.Channels;
 public sealed partial class Chan<T> : IWaiterHost<T>
 {
     // State (all guarded by _lock):
-    //   _buffer     buffered items, oldest first; never more than _capacity.
+    //   _buffer     buffered items, oldest first; never more than _capacity (null when unbuffered).
     //   _receivers  waiting receives (and select receive cases), oldest first.
     //   _senders    waiting sends (and select send cases), oldest first, each holding its item.
     //   _closed     null while open; set once by Close to the close error, or to Chan.ClosedCleanly.
@@ -48,13 +48,17 @@ public sealed partial class Chan<T> : IWaiterHost<T>
     private readonly int _capacity;
     private TinyLock _lock;
     private object? _closed;
-    private ItemRing<T> _buffer;
+    private readonly ItemRing<T>? _buffer;
     private WaiterQueue<T> _receivers;
     private WaiterQueue<T> _senders;
     private SpareWaiter _spare;
     private long _lockId;
 
-    internal Chan(int capacity) => _capacity = capacity;
+    internal Chan(int capacity)
+    {
+        _capacity = capacity;
+        _buffer = capacity > 0 ? new ItemRing<T>() : null;
+    }
 
     /// <summary>The buffer size: 0 for an unbuffered channel, <see cref="int.MaxValue"/> for an unbounded one.</summary>
     public int Capacity => _capacity;
@@ -65,7 +69,7 @@ public sealed partial class Chan<T> : IWaiterHost<T>
         get
         {
             _lock.Enter();
-            int count = _buffer.Count;
+            int count = _buffer?.Count ?? 0;
             _lock.Exit();
             return count;
         }
@@ -80,7 +84,7 @@ public sealed partial class Chan<T> : IWaiterHost<T>
         get
         {
             _lock.Enter();
-            bool completed = _closed is not null && _buffer.Count == 0;
+            bool completed = _closed is not null && (_buffer?.Count ?? 0) == 0;
             _lock.Exit();
             return completed;
         }
@@ -107,13 +111,13 @@ public sealed partial class Chan<T> : IWaiterHost<T>
     internal Status TryReceiveLocked(out T item, out IWaiter<T>? sender)
     {
         Debug.Assert(_lock.IsHeld, "caller holds the lock");
-        if (_buffer.Count > 0)
+        if (_buffer is { Count: > 0 } buffer)
         {
-            item = _buffer.Dequeue();
+            item = buffer.Dequeue();
             sender = _senders.DequeueClaimable();
             if (sender is not null)
             {
-                _buffer.Enqueue(sender.Item, _capacity); // invariant 4: the freed slot goes to the oldest sender
+                buffer.Enqueue(sender.Item, _capacity); // invariant 4: the freed slot goes to the oldest sender
             }
 
             return Status.Done;
@@ -150,9 +154,9 @@ public sealed partial class Chan<T> : IWaiterHost<T>
             return Status.Done; // invariant 1: the buffer is empty, so handing over directly keeps FIFO
         }
 
-        if (_buffer.Count < _capacity)
+        if (_buffer is { } buffer && buffer.Count < _capacity)
         {
-            _buffer.Enqueue(item, _capacity);
+            buffer.Enqueue(item, _capacity);
             return Status.Done;
         }
 

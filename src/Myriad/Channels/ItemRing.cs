@@ -7,19 +7,20 @@ namespace Myriad.Channels;
 
 /// <summary>
 /// The buffer of a buffered channel: a FIFO ring over a power-of-two array that grows by doubling, up
-/// to the channel's capacity. Not thread-safe (the channel's lock guards it).
+/// to the channel's capacity. Not thread-safe (the channel's lock guards it). A separate object, so
+/// that an unbuffered channel (one per stage of a pipeline) does not carry its fields.
 /// </summary>
 /// <remarks>
 /// Invariants: <c>_count</c> items live at <c>_head</c>, <c>_head + 1</c>, ... modulo the array length;
 /// free slots hold the default value (so the ring keeps no dead references alive).
 /// </remarks>
-internal struct ItemRing<T>
+internal sealed class ItemRing<T>
 {
     private T[]? _items;
     private int _head;
     private int _count;
 
-    internal readonly int Count => _count;
+    internal int Count => _count;
 
     /// <summary>Appends; the caller has checked that fewer than <paramref name="capacity"/> items are buffered.</summary>
     internal void Enqueue(T item, int capacity)

@@ -20,9 +20,6 @@ internal abstract class SelectCase
     /// <summary>This case's index among all the select's cases, in the order they were added.</summary>
     internal int Index;
 
-    /// <summary>The channel, as an identity: a select that names a channel twice locks it once.</summary>
-    internal abstract object Channel { get; }
-
     /// <summary>The channel's place in the global lock order.</summary>
     internal abstract long LockId { get; }
 

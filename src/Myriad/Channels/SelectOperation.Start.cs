@@ -30,19 +30,45 @@ internal sealed partial class SelectOperation
             return job;
         }
 
-        if (_caseCount > 0 ? PollOrEnqueue() : TryResolveDefault())
+        if (_caseCount == 0)
         {
+            if (!TryResolveDefault())
+            {
+                Arm();
+            }
+
             return job;
         }
 
-        Arm();
+        int outcome = PollOrEnqueue();
+        if (outcome >= 0)
+        {
+            // End of step 2, out of PollOrEnqueue's frame: completing the counterpart may run its
+            // job inline, and that job may select in turn; the scratch spans need not stay on the stack.
+            _slots[outcome].Case!.FinishPerform();
+        }
+        else if (outcome == Enqueued)
+        {
+            Arm();
+        }
+
         return job;
     }
 
-    /// <summary>Steps 1 to 4 with the channel locks held throughout; true if the select resolved.</summary>
+    /// <summary>What <see cref="PollOrEnqueue"/> returns when the default case fired.</summary>
+    private const int ResolvedByDefault = -1;
+
+    /// <summary>What <see cref="PollOrEnqueue"/> returns when the cases were queued (step 4).</summary>
+    private const int Enqueued = -2;
+
+    /// <summary>
+    /// Steps 1 to 4 with the channel locks held throughout. Returns the slot of the case performed in
+    /// step 2 (its counterpart and the cell still to be completed by the caller), or
+    /// <see cref="ResolvedByDefault"/>, or <see cref="Enqueued"/>.
+    /// </summary>
     /// <remarks>The scratch spans are written before they are read, so the stack need not be zeroed.</remarks>
     [SkipLocalsInit]
-    private bool PollOrEnqueue()
+    private int PollOrEnqueue()
     {
         int n = _caseCount;
         CaseSlot[] slots = _slots;
@@ -72,8 +98,7 @@ internal sealed partial class SelectOperation
                 _committed = 1;
                 _winner = c.Index;
                 UnlockAll(slots, lockIds, lockOrder);
-                c.FinishPerform();
-                return true;
+                return i;
             }
         }
 
@@ -81,7 +106,8 @@ internal sealed partial class SelectOperation
         {
             // Step 3.
             UnlockAll(slots, lockIds, lockOrder);
-            return TryResolveDefault();
+            TryResolveDefault();
+            return ResolvedByDefault;
         }
 
         // Step 4.
@@ -92,7 +118,7 @@ internal sealed partial class SelectOperation
 
         _enqueued = true;
         UnlockAll(slots, lockIds, lockOrder);
-        return false;
+        return Enqueued;
     }
 
     /// <summary>Step 3 (also the whole select when it has no channel case).</summary>

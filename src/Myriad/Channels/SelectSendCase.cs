@@ -5,16 +5,10 @@ using Myriad.Internal;
 namespace Myriad.Channels;
 
 /// <summary>A send case of a select (<c>case ch &lt;- v</c>).</summary>
-internal sealed class SelectSendCase<T> : SelectCase, IWaiter<T>
+internal sealed class SelectSendCase<T> : SelectCase<T>
 {
-    private Chan<T> _channel = null!;
     private Action? _handler;
     private T _item = default!;
-    private bool _closed;
-    private Exception? _closeError;
-    private IWaiter<T>? _partner;
-    private IWaiter<T>? _next;
-    private IWaiter<T>? _prev;
 
     internal static SelectSendCase<T> Rent() => BoxPool<SelectSendCase<T>>.Rent() ?? new();
 
@@ -27,57 +21,15 @@ internal sealed class SelectSendCase<T> : SelectCase, IWaiter<T>
         _handler = handler;
     }
 
-    IWaiter<T>? IWaiter<T>.Next
-    {
-        get => _next;
-        set => _next = value;
-    }
+    public override bool IsSender => true;
 
-    IWaiter<T>? IWaiter<T>.Prev
-    {
-        get => _prev;
-        set => _prev = value;
-    }
-
-    public bool IsSender => true;
-
-    public T Item => _item;
-
-    internal override object Channel => _channel;
-
-    internal override long LockId => _channel.LockId;
+    public override T Item => _item;
 
     internal override Exception? Failure => _closed ? ChannelClosedException.ForSend(_closeError) : null;
 
-    public bool TryClaim() => Op.TryCommit(Index);
+    public override void Complete(T item) => Op.Resolve(this);
 
-    public void Complete(T item) => Op.Resolve(this);
-
-    public void CompleteClosed(Exception? error)
-    {
-        _closed = true;
-        _closeError = error;
-        Op.Resolve(this);
-    }
-
-    internal override void EnterLock() => _channel.EnterLock();
-
-    internal override void ExitLock() => _channel.ExitLock();
-
-    internal override bool TryPerformLocked()
-    {
-        switch (_channel.TrySendLocked(_item, out _partner))
-        {
-            case Chan<T>.Status.Done:
-                return true;
-            case Chan<T>.Status.Closed:
-                _closed = true;
-                _closeError = _channel.CloseError;
-                return true;
-            default:
-                return false;
-        }
-    }
+    internal override bool TryPerformLocked() => Fired(_channel.TrySendLocked(_item, out _partner));
 
     internal override void FinishPerform()
     {
@@ -87,18 +39,11 @@ internal sealed class SelectSendCase<T> : SelectCase, IWaiter<T>
         Op.Resolve(this);
     }
 
-    internal override void EnqueueLocked() => _channel.EnqueueLocked(this);
-
-    internal override void Unlink() => _channel.RemoveWaiter(this);
-
     internal override void Clear()
     {
-        Op = null!;
-        _channel = null!;
+        ClearShared();
         _handler = null;
         _item = default!;
-        _closed = false;
-        _closeError = null;
     }
 
     internal override void ReturnToPool() => BoxPool<SelectSendCase<T>>.Return(this);

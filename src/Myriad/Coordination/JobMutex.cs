@@ -22,11 +22,9 @@ namespace Myriad.Coordination;
 /// </remarks>
 public sealed class JobMutex : IWaiterHost<VoidResult>
 {
-    private TinyLock _lock;
     private bool _held;
     private long _generation;
-    private WaiterQueue<VoidResult> _waiters;
-    private SpareWaiter _spare;
+    private PrimitiveWaiters _waiters;
 
     /// <summary>Whether some job holds the mutex.</summary>
     public bool IsLocked => Volatile.Read(ref _held);
@@ -44,72 +42,63 @@ public sealed class JobMutex : IWaiterHost<VoidResult>
             return Job.FromCanceled<Releaser>(cancellationToken);
         }
 
-        _lock.Enter();
+        _waiters.Lock.Enter();
         if (!_held)
         {
             _held = true;
             long generation = ++_generation;
-            _lock.Exit();
+            _waiters.Lock.Exit();
             return new Releaser(this, generation);
         }
 
-        SignalWaiter<Releaser> waiter = SignalWaiter<Releaser>.Rent(default, this, cancellationToken);
-        _waiters.Enqueue(waiter);
-        _lock.Exit();
-        waiter.ArmCancellation();
-        return waiter.Job;
+        return _waiters.EnqueueAndExit<Releaser>(this, default, cancellationToken).Job; // the releaser is stamped at hand-off
     }
 
     /// <summary>Acquires the mutex if it is free (and nobody waits for it), without waiting.</summary>
     /// <param name="releaser">Dispose it to release the mutex; the default value if not acquired.</param>
     public bool TryLock(out Releaser releaser)
     {
-        _lock.Enter();
+        _waiters.Lock.Enter();
         if (_held)
         {
-            _lock.Exit();
+            _waiters.Lock.Exit();
             releaser = default;
             return false;
         }
 
         _held = true;
         long generation = ++_generation;
-        _lock.Exit();
+        _waiters.Lock.Exit();
         releaser = new Releaser(this, generation);
         return true;
     }
 
     private void Release(long generation)
     {
-        _lock.Enter();
+        _waiters.Lock.Enter();
         if (!_held || generation != _generation)
         {
-            _lock.Exit();
+            _waiters.Lock.Exit();
             throw new InvalidOperationException("This JobMutex acquisition was already released: a Releaser must be disposed exactly once.");
         }
 
-        IWaiter<VoidResult>? next = _waiters.DequeueClaimable();
+        IWaiter<VoidResult>? next = _waiters.Queue.DequeueClaimable();
         if (next is null)
         {
             _held = false;
-            _lock.Exit();
+            _waiters.Lock.Exit();
             return;
         }
 
         var waiter = (SignalWaiter<Releaser>)next;
         waiter.Value = new Releaser(this, ++_generation); // the mutex stays held: ownership moves
-        _lock.Exit();
+        _waiters.Lock.Exit();
         waiter.Complete(default);
     }
 
-    void IWaiterHost<VoidResult>.RemoveWaiter(IWaiter<VoidResult> waiter)
-    {
-        _lock.Enter();
-        _waiters.Remove(waiter);
-        _lock.Exit();
-    }
+    void IWaiterHost<VoidResult>.RemoveWaiter(IWaiter<VoidResult> waiter) => _waiters.Remove(waiter);
 
-    ref SpareWaiter IWaiterHost<VoidResult>.Spare => ref _spare;
+    ref SpareWaiter IWaiterHost<VoidResult>.Spare => ref _waiters.Spare;
 
     /// <summary>Releases one acquisition of a <see cref="JobMutex"/> when disposed.</summary>
     public readonly struct Releaser : IDisposable

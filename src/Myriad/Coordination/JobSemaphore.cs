@@ -19,10 +19,8 @@ namespace Myriad.Coordination;
 public sealed class JobSemaphore : IWaiterHost<VoidResult>
 {
     private readonly int _maxCount;
-    private TinyLock _lock;
     private int _count;
-    private WaiterQueue<VoidResult> _waiters;
-    private SpareWaiter _spare;
+    private PrimitiveWaiters _waiters;
 
     /// <summary>Creates a semaphore with <paramref name="initialCount"/> free permits.</summary>
     /// <param name="initialCount">Permits free at the start.</param>
@@ -43,9 +41,9 @@ public sealed class JobSemaphore : IWaiterHost<VoidResult>
     {
         get
         {
-            _lock.Enter();
+            _waiters.Lock.Enter();
             int count = _count;
-            _lock.Exit();
+            _waiters.Lock.Exit();
             return count;
         }
     }
@@ -63,36 +61,31 @@ public sealed class JobSemaphore : IWaiterHost<VoidResult>
             return Job.FromCanceled<Releaser>(cancellationToken);
         }
 
-        _lock.Enter();
+        _waiters.Lock.Enter();
         if (_count > 0)
         {
             _count--;
-            _lock.Exit();
+            _waiters.Lock.Exit();
             return new Releaser(this);
         }
 
-        SignalWaiter<Releaser> waiter = SignalWaiter<Releaser>.Rent(default, this, cancellationToken);
-        waiter.Value = new Releaser(this);
-        _waiters.Enqueue(waiter);
-        _lock.Exit();
-        waiter.ArmCancellation();
-        return waiter.Job;
+        return _waiters.EnqueueAndExit(this, new Releaser(this), cancellationToken).Job;
     }
 
     /// <summary>Takes a permit if one is free, without waiting.</summary>
     /// <param name="releaser">Dispose it to give the permit back; the default value if none was taken.</param>
     public bool TryAcquire(out Releaser releaser)
     {
-        _lock.Enter();
+        _waiters.Lock.Enter();
         if (_count > 0)
         {
             _count--;
-            _lock.Exit();
+            _waiters.Lock.Exit();
             releaser = new Releaser(this);
             return true;
         }
 
-        _lock.Exit();
+        _waiters.Lock.Exit();
         releaser = default;
         return false;
     }
@@ -107,15 +100,15 @@ public sealed class JobSemaphore : IWaiterHost<VoidResult>
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(releaseCount, 1);
         var released = default(WaiterQueue<VoidResult>);
-        _lock.Enter();
-        if (releaseCount > _maxCount - _count && _waiters.IsEmpty)
+        _waiters.Lock.Enter();
+        if (releaseCount > _maxCount - _count && _waiters.Queue.IsEmpty)
         {
-            _lock.Exit();
+            _waiters.Lock.Exit();
             throw new SemaphoreFullException($"Releasing {releaseCount} permit(s) would leave more than MaxCount ({_maxCount}) free: a permit was released more times than it was acquired.");
         }
 
         int remaining = releaseCount;
-        while (remaining > 0 && _waiters.DequeueClaimable() is { } waiter)
+        while (remaining > 0 && _waiters.Queue.DequeueClaimable() is { } waiter)
         {
             released.Enqueue(waiter);
             remaining--;
@@ -125,32 +118,19 @@ public sealed class JobSemaphore : IWaiterHost<VoidResult>
         {
             // Waiters were present (so nothing was free) yet took fewer permits than the room needed.
             _count = _maxCount;
-            _lock.Exit();
-            CompleteAll(ref released);
+            _waiters.Lock.Exit();
+            released.CompleteAll(default);
             throw new SemaphoreFullException($"Releasing {releaseCount} permit(s) left more than MaxCount ({_maxCount}) free: a permit was released more times than it was acquired.");
         }
 
         _count += remaining;
-        _lock.Exit();
-        CompleteAll(ref released);
+        _waiters.Lock.Exit();
+        released.CompleteAll(default);
     }
 
-    private static void CompleteAll(ref WaiterQueue<VoidResult> released)
-    {
-        while (released.Dequeue() is { } waiter)
-        {
-            waiter.Complete(default);
-        }
-    }
+    void IWaiterHost<VoidResult>.RemoveWaiter(IWaiter<VoidResult> waiter) => _waiters.Remove(waiter);
 
-    void IWaiterHost<VoidResult>.RemoveWaiter(IWaiter<VoidResult> waiter)
-    {
-        _lock.Enter();
-        _waiters.Remove(waiter);
-        _lock.Exit();
-    }
-
-    ref SpareWaiter IWaiterHost<VoidResult>.Spare => ref _spare;
+    ref SpareWaiter IWaiterHost<VoidResult>.Spare => ref _waiters.Spare;
 
     /// <summary>Gives one permit back to a <see cref="JobSemaphore"/> when disposed.</summary>
     public readonly struct Releaser : IDisposable

@@ -1,4 +1,5 @@
 using System;
+using System.Runtime.CompilerServices;
 using System.Threading;
 using Myriad.Internal;
 using Myriad.Jobs;
@@ -10,7 +11,6 @@ namespace Myriad.Coordination;
 /// (<see cref="IWaiter{T}"/>) and the completion cell the caller awaits, so a suspended operation
 /// costs one object, taken from a pool in steady state.
 /// </summary>
-/// <typeparam name="TSelf">The concrete waiter (its pool).</typeparam>
 /// <typeparam name="TItem">What flows through the host's queue (a channel's element type).</typeparam>
 /// <typeparam name="TResult">What the awaiting caller gets.</typeparam>
 /// <remarks>
@@ -20,12 +20,12 @@ namespace Myriad.Coordination;
 /// host's lock, so <see cref="TryClaim"/> needs no atomic. When the awaiter consumes the result it goes
 /// back to its host's spare slot (<see cref="SpareWaiter"/>: the next wait on the same host takes it
 /// without touching a thread-local pool), or to its pool when that slot is taken.</item>
-/// <item>Cancelable: a fresh object, never pooled, with a <see cref="CancelState"/>. Its host and its
+/// <item>Cancelable: a fresh object, never pooled, with a <see cref="WaiterCancelState"/>. Its host and its
 /// token race to finish it through the state's claim flag (0 waiting, 1 claimed). A callback that runs after the
 /// waiter was consumed finds the claim taken and the cell's token invalidated, and does nothing.</item>
 /// </list>
 /// <para><b>Cancellation protocol.</b>
-/// 1. The waiter is created cancelable (its <see cref="CancelState"/> set) before the host queues it,
+/// 1. The waiter is created cancelable (its <see cref="WaiterCancelState"/> set) before the host queues it,
 ///    so the host claims it with the atomic exchange from the start.
 /// 2. After the host's lock is released, <see cref="ArmCancellation"/> registers the callback (it may
 ///    run at once, synchronously, if the token fired meanwhile; no lock is held then).
@@ -34,42 +34,45 @@ namespace Myriad.Coordination;
 ///    already unlinked it and delivers: the item is delivered exactly once, or not taken at all.
 /// 4. Consuming the result unregisters the callback, so a long-lived token does not accumulate
 ///    registrations of completed operations.</para>
+/// <para><b>No self type parameter.</b> The base is generic over the item and result types only, so
+/// that for value-type elements (the common hot case) its methods are compiled for the exact types:
+/// type tests and pool accesses need no generic-dictionary lookups on the per-hop path. The concrete
+/// type appears only in <see cref="Rent"/>, which is inlined into call sites that know it.</para>
 /// </remarks>
-internal abstract class QueuedWaiter<TSelf, TItem, TResult> : JobBox<TResult>, IWaiter<TItem>
-    where TSelf : QueuedWaiter<TSelf, TItem, TResult>, new()
+internal abstract class QueuedWaiter<TItem, TResult> : JobBox<TResult>, IWaiter<TItem>
 {
-    private static readonly Action<object?> s_onCanceled = static s => ((TSelf)s!).OnCanceled();
+    private static readonly Action<object?> s_onCanceled = static s => ((QueuedWaiter<TItem, TResult>)s!).OnCanceled();
 
     private IWaiter<TItem>? _next;
     private IWaiter<TItem>? _prev;
-    private TItem _item = default!;
 
     /// <summary>
     /// One field for two kinds (a waiter is pooled or cancelable, never both, and a million pending
     /// waiters is the workload this is sized for): the host a recycled waiter returns to, or the
-    /// <see cref="CancelState"/> of a cancelable one. Null for a pooled waiter sitting in its pool.
+    /// <see cref="WaiterCancelState"/> of a cancelable one. Null for a pooled waiter in its pool.
     /// </summary>
     private object? _owner;
 
     /// <summary>
-    /// A waiter for one operation, under <paramref name="host"/>'s lock: recycled when
-    /// <paramref name="cancellationToken"/> cannot fire, fresh (and cancelable) when it can.
+    /// A <typeparamref name="TWaiter"/> for one operation, under <paramref name="host"/>'s lock:
+    /// recycled when <paramref name="cancellationToken"/> cannot fire, fresh (and cancelable) when it can.
     /// </summary>
-    internal static TSelf Rent(TItem item, IWaiterHost<TItem> host, CancellationToken cancellationToken)
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static TWaiter Rent<TWaiter>(IWaiterHost<TItem> host, CancellationToken cancellationToken)
+        where TWaiter : QueuedWaiter<TItem, TResult>, new()
     {
-        TSelf waiter;
+        TWaiter waiter;
         if (cancellationToken.CanBeCanceled)
         {
-            waiter = new TSelf();
-            waiter._owner = new CancelState(host, cancellationToken);
+            waiter = new TWaiter();
+            waiter._owner = new WaiterCancelState(host, cancellationToken);
         }
         else
         {
-            waiter = host.Spare.TakeLocked<TSelf>() ?? BoxPool<TSelf>.Rent() ?? new TSelf();
+            waiter = host.Spare.TakeLocked<TWaiter>() ?? BoxPool<TWaiter>.Rent() ?? new TWaiter();
             waiter._owner = host;
         }
 
-        waiter._item = item;
         return waiter;
     }
 
@@ -89,16 +92,13 @@ internal abstract class QueuedWaiter<TSelf, TItem, TResult> : JobBox<TResult>, I
     public abstract bool IsSender { get; }
 
     /// <inheritdoc/>
-    public TItem Item => _item;
-
-    /// <summary>Whether this waiter is the cancelable (never pooled) kind.</summary>
-    internal bool IsCancelable => _owner is CancelState;
+    public abstract TItem Item { get; }
 
     /// <summary>The handle the waiting caller awaits.</summary>
     internal Job<TResult> Job => new(this, Version);
 
     /// <inheritdoc/>
-    public bool TryClaim() => _owner is not CancelState cancel || cancel.TryClaim();
+    public bool TryClaim() => _owner is not WaiterCancelState cancel || cancel.TryClaim();
 
     /// <inheritdoc/>
     public abstract void Complete(TItem item);
@@ -109,7 +109,7 @@ internal abstract class QueuedWaiter<TSelf, TItem, TResult> : JobBox<TResult>, I
     /// <summary>Step 2 of the cancellation protocol: call after the host's lock is released.</summary>
     internal void ArmCancellation()
     {
-        if (_owner is CancelState cancel)
+        if (_owner is WaiterCancelState cancel)
         {
             cancel.Registration = cancel.Token.UnsafeRegister(s_onCanceled, this);
         }
@@ -118,10 +118,10 @@ internal abstract class QueuedWaiter<TSelf, TItem, TResult> : JobBox<TResult>, I
     /// <summary>Step 3.</summary>
     private void OnCanceled()
     {
-        var cancel = (CancelState)_owner!;
+        var cancel = (WaiterCancelState)_owner!;
         if (cancel.TryClaim())
         {
-            cancel.Host.RemoveWaiter(this);
+            ((IWaiterHost<TItem>)cancel.Host).RemoveWaiter(this);
             TrySetException(new OperationCanceledException(cancel.Token));
         }
     }
@@ -131,9 +131,12 @@ internal abstract class QueuedWaiter<TSelf, TItem, TResult> : JobBox<TResult>, I
     {
     }
 
+    /// <summary>Returns this (reset) waiter to its concrete type's pool.</summary>
+    private protected abstract void ReturnToPool();
+
     private protected sealed override void Release()
     {
-        if (_owner is CancelState cancel)
+        if (_owner is WaiterCancelState cancel)
         {
             // Step 4. Not pooled: a callback still running finds the claim taken; the outcome stays.
             cancel.Registration.Unregister();
@@ -141,27 +144,30 @@ internal abstract class QueuedWaiter<TSelf, TItem, TResult> : JobBox<TResult>, I
             return;
         }
 
-        _item = default!;
         ResetForPool();
         ResetBox();
-        var home = (IWaiterHost<TItem>)_owner!;
+        IWaiterHost<TItem> home = Unsafe.As<IWaiterHost<TItem>>(_owner!); // a plain waiter's owner is its host
         if (!home.Spare.TryKeep(this))
         {
             _owner = null; // a pooled waiter must not keep its last host alive
-            BoxPool<TSelf>.Return((TSelf)this);
+            ReturnToPool();
         }
     }
+}
 
-    /// <summary>What a cancelable waiter needs beyond a pooled one (kept out of line: most waiters are pooled).</summary>
-    private sealed class CancelState(IWaiterHost<TItem> host, CancellationToken token)
-    {
-        internal readonly IWaiterHost<TItem> Host = host;
-        internal readonly CancellationToken Token = token;
-        internal CancellationTokenRegistration Registration;
+/// <summary>
+/// What a cancelable waiter needs beyond a pooled one, kept out of line (most waiters are pooled) and
+/// not nested in the generic waiter, so that testing for it is an exact, lookup-free type test.
+/// </summary>
+internal sealed class WaiterCancelState(object host, CancellationToken token)
+{
+    /// <summary>The <see cref="IWaiterHost{T}"/> to unlink the waiter from.</summary>
+    internal readonly object Host = host;
+    internal readonly CancellationToken Token = token;
+    internal CancellationTokenRegistration Registration;
 
-        /// <summary>The race between the host and the token: 0 waiting, 1 claimed.</summary>
-        private int _claim;
+    /// <summary>The race between the host and the token: 0 waiting, 1 claimed.</summary>
+    private int _claim;
 
-        internal bool TryClaim() => Interlocked.Exchange(ref _claim, 1) == 0;
-    }
+    internal bool TryClaim() => Interlocked.Exchange(ref _claim, 1) == 0;
 }

@@ -1,4 +1,6 @@
 using System;
+using System.Threading;
+using Myriad.Internal;
 using Myriad.Jobs;
 
 namespace Myriad.Coordination;
@@ -8,12 +10,17 @@ namespace Myriad.Coordination;
 /// nothing flows through the queue; the waiter completes with <see cref="Value"/>, which the host may
 /// set while it holds the claim (a mutex stamps the releaser of the lock it hands over).
 /// </summary>
-internal sealed class SignalWaiter<TResult> : QueuedWaiter<SignalWaiter<TResult>, VoidResult, TResult>
+internal sealed class SignalWaiter<TResult> : QueuedWaiter<VoidResult, TResult>
 {
+    internal static SignalWaiter<TResult> Rent(IWaiterHost<VoidResult> host, CancellationToken cancellationToken) =>
+        Rent<SignalWaiter<TResult>>(host, cancellationToken);
+
     /// <summary>What the waiter completes with. Written by the claimer before <see cref="Complete"/>.</summary>
     internal TResult Value = default!;
 
     public override bool IsSender => false;
+
+    public override VoidResult Item => default;
 
     internal override string Describe() =>
         typeof(TResult) == typeof(JobMutex.Releaser) ? "JobMutex.LockAsync"
@@ -26,4 +33,6 @@ internal sealed class SignalWaiter<TResult> : QueuedWaiter<SignalWaiter<TResult>
         TrySetException(error ?? new InvalidOperationException("The primitive this job waited on was shut down."));
 
     private protected override void ResetForPool() => Value = default!;
+
+    private protected override void ReturnToPool() => BoxPool<SignalWaiter<TResult>>.Return(this);
 }

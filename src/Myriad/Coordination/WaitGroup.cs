@@ -18,19 +18,17 @@ namespace Myriad.Coordination;
 /// </remarks>
 public sealed class WaitGroup : IWaiterHost<VoidResult>
 {
-    private TinyLock _lock;
+    private PrimitiveWaiters _waiters;
     private long _count;
-    private WaiterQueue<VoidResult> _waiters;
-    private SpareWaiter _spare;
 
     /// <summary>The current counter.</summary>
     public long Count
     {
         get
         {
-            _lock.Enter();
+            _waiters.Lock.Enter();
             long count = _count;
-            _lock.Exit();
+            _waiters.Lock.Exit();
             return count;
         }
     }
@@ -41,25 +39,22 @@ public sealed class WaitGroup : IWaiterHost<VoidResult>
     public void Add(int delta = 1)
     {
         var released = default(WaiterQueue<VoidResult>);
-        _lock.Enter();
+        _waiters.Lock.Enter();
         long next = _count + delta;
         if (next < 0)
         {
-            _lock.Exit();
+            _waiters.Lock.Exit();
             throw new InvalidOperationException($"The WaitGroup counter would become negative ({next}): Done was called more times than jobs were added.");
         }
 
         _count = next;
         if (next == 0)
         {
-            _waiters.DrainClaimable(ref released);
+            _waiters.Queue.DrainClaimable(ref released);
         }
 
-        _lock.Exit();
-        while (released.Dequeue() is { } waiter)
-        {
-            waiter.Complete(default);
-        }
+        _waiters.Lock.Exit();
+        released.CompleteAll(default);
     }
 
     /// <summary>Decrements the counter: one job finished.</summary>
@@ -76,26 +71,17 @@ public sealed class WaitGroup : IWaiterHost<VoidResult>
             return Job.FromCanceled(cancellationToken);
         }
 
-        _lock.Enter();
+        _waiters.Lock.Enter();
         if (_count == 0)
         {
-            _lock.Exit();
+            _waiters.Lock.Exit();
             return Job.CompletedJob;
         }
 
-        SignalWaiter<VoidResult> waiter = SignalWaiter<VoidResult>.Rent(default, this, cancellationToken);
-        _waiters.Enqueue(waiter);
-        _lock.Exit();
-        waiter.ArmCancellation();
-        return new Job(waiter.Job);
+        return new Job(_waiters.EnqueueAndExit<VoidResult>(this, default, cancellationToken).Job);
     }
 
-    void IWaiterHost<VoidResult>.RemoveWaiter(IWaiter<VoidResult> waiter)
-    {
-        _lock.Enter();
-        _waiters.Remove(waiter);
-        _lock.Exit();
-    }
+    void IWaiterHost<VoidResult>.RemoveWaiter(IWaiter<VoidResult> waiter) => _waiters.Remove(waiter);
 
-    ref SpareWaiter IWaiterHost<VoidResult>.Spare => ref _spare;
+    ref SpareWaiter IWaiterHost<VoidResult>.Spare => ref _waiters.Spare;
 }

@@ -153,6 +153,24 @@ internal struct WaiterQueue<T>
         }
     }
 
+    /// <summary>For a private queue of claimed waiters, outside any lock: completes each with <paramref name="item"/>, oldest first.</summary>
+    internal void CompleteAll(T item)
+    {
+        while (Dequeue() is { } waiter)
+        {
+            waiter.Complete(item); // unlinked first: a completed waiter may be recycled at once
+        }
+    }
+
+    /// <summary>Like <see cref="CompleteAll"/>, completing each as closed.</summary>
+    internal void CompleteAllClosed(Exception? error)
+    {
+        while (Dequeue() is { } waiter)
+        {
+            waiter.CompleteClosed(error);
+        }
+    }
+
     /// <summary>Removes and returns the head (no claim: for a private queue of already claimed waiters).</summary>
     internal IWaiter<T>? Dequeue()
     {

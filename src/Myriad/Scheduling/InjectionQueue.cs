@@ -1,3 +1,4 @@
+using System;
 using System.Diagnostics.CodeAnalysis;
 using System.Threading;
 using Myriad.Internal;
@@ -60,6 +61,38 @@ internal sealed class InjectionQueue
             bool found = _items.TryDequeue(out item);
             _count = _items.Count;
             return found;
+        }
+    }
+
+    /// <summary>
+    /// Takes one item to run and moves up to <paramref name="extra"/> more into
+    /// <paramref name="destination"/> (the caller's own queue, which must have room for them), all
+    /// under one acquisition of the lock. A worker draining a large injection one item per lock
+    /// would contend with every spawner overflowing into it; Go's <c>globrunqget</c> takes a batch
+    /// for the same reason.
+    /// </summary>
+    internal bool TryDequeueBatch(LocalQueueOwner destination, int extra, [NotNullWhen(true)] out WorkItem? item)
+    {
+        if (_count == 0)
+        {
+            item = null;
+            return false;
+        }
+
+        lock (_lock)
+        {
+            if (!_items.TryDequeue(out item))
+            {
+                return false;
+            }
+
+            for (int i = 0; i < extra && _items.TryDequeue(out WorkItem? next); i++)
+            {
+                destination.Push(next, static _ => throw new InvalidOperationException("a batch from the injection queue overflowed its destination"));
+            }
+
+            _count = _items.Count;
+            return true;
         }
     }
 

@@ -178,17 +178,27 @@ internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
             return;
         }
 
-        if (inner.IsCompleted)
+        try
         {
-            Complete(inner);
-        }
-        else
-        {
+            if (inner.IsCompleted)
+            {
+                Complete(inner);
+                return;
+            }
+
             // Publish the inner handle and the state before registering: the inner job may
             // complete (and call Execute) the moment the registration lands.
             _inner = inner;
             Volatile.Write(ref _claim, AwaitingInner);
             inner._box!.OnCompleted(this, inner._token);
+        }
+        catch (InvalidOperationException misuse)
+        {
+            // The body returned a job that was already awaited or consumed elsewhere: that is
+            // this job's failure, not the worker's.
+            _inner = default;
+            Volatile.Write(ref _claim, Running);
+            Finish(default!, misuse);
         }
     }
 

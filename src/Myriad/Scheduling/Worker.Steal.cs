@@ -48,7 +48,7 @@ internal sealed partial class Worker
                 }
             }
 
-            if (_runtime.GlobalQueue.TryDequeue(out WorkItem? global))
+            if (TakeFromGlobal() is { } global)
             {
                 return global;
             }

@@ -179,6 +179,24 @@ internal sealed partial class Worker : SchedulerContext
         }
 
         _nextUses = 0;
-        return _queue.Owner.Pop() ?? (_runtime.GlobalQueue.TryDequeue(out item) ? item : null);
+        return _queue.Owner.Pop() ?? TakeFromGlobal();
+    }
+
+    /// <summary>
+    /// Takes from the global queue when this worker's own queue is empty: one item to run and a
+    /// fair share of the rest (the queue length divided among the workers, at most half of this
+    /// worker's ring, Go's rule) into the own queue, in one lock acquisition.
+    /// </summary>
+    internal WorkItem? TakeFromGlobal()
+    {
+        InjectionQueue global = _runtime.GlobalQueue;
+        if (global.IsEmpty)
+        {
+            return null;
+        }
+
+        int share = Math.Min((global.Count / _runtime.Workers.Length) + 1, _queue.Capacity / 2);
+        int room = _queue.Capacity - _queue.Count;
+        return global.TryDequeueBatch(_queue.Owner, Math.Min(share, room) - 1, out WorkItem? item) ? item : null;
     }
 }

@@ -128,6 +128,21 @@ public sealed class SelectTests
     }
 
     [Fact]
+    public void Select_SameChannelTwice_FiresOnceAndLeavesNothingQueued()
+    {
+        Chan<int> ch = Chan.Unbuffered<int>();
+        int got = 0;
+        Job<int> select = Select.Receive(ch, v => got = v).Receive(ch, v => got = -v).AsJob();
+
+        Assert.True(ch.TrySend(5));
+        Assert.False(ch.TrySend(6)); // the second case went stale with the first one's commit: nobody receives
+
+        int fired = Sync.Result(select);
+        Assert.Equal(0, fired); // queued in order: the first case was first in line
+        Assert.Equal(5, got);
+    }
+
+    [Fact]
     public void Select_MixedElementTypes_EachHandlerGetsItsType()
     {
         Chan<int> ints = Chan.Bounded<int>(1);
@@ -324,6 +339,39 @@ public sealed class SelectTests
         });
 
         Assert.Equal((long)Rounds * (Rounds + 1) / 2, sum);
+    }
+
+    [Theory]
+    [InlineData("multi")]
+    [InlineData("current")]
+    public void Select_ChainOfHundredThousandStages_DoesNotOverflowTheStack(string runtimeName)
+    {
+        // E2's chain with every hop a select on both sides: each completion resumes the next stage
+        // inline until the trampoline cuts the chain.
+        const int N = 100_000;
+        using JobRuntime runtime = Runtimes.Create(runtimeName);
+        int result = Bounded.Run(runtime, async () =>
+        {
+            Chan<int> never = Chan.Unbuffered<int>();
+            Chan<int> first = Chan.Unbuffered<int>();
+            Chan<int> left = first;
+            for (int i = 0; i < N; i++)
+            {
+                Chan<int> right = Chan.Unbuffered<int>();
+                runtime.SpawnDetached((left, right, never), static async s =>
+                {
+                    int got = 0;
+                    await Select.Receive(s.left, v => got = v).Receive(s.never);
+                    await Select.Send(s.right, got + 1).Receive(s.never);
+                });
+                left = right;
+            }
+
+            await first.SendAsync(0);
+            return await left.ReceiveAsync();
+        });
+
+        Assert.Equal(N, result);
     }
 
     [Fact]

@@ -81,6 +81,20 @@ public abstract class RuntimeContractTests : IDisposable
     }
 
     [Fact]
+    public void Spawn_BodyReturnsAnAlreadyConsumedJob_FailsTheJobNotTheRuntime()
+    {
+        var promise = new Promise<int>();
+        promise.SetResult(1);
+        Job<int> consumed = promise.Job;
+        Assert.Equal(1, consumed.Wait());
+        var error = Assert.Throws<InvalidOperationException>(() => TestHelpers.OnThread(() =>
+            Runtime.Spawn(consumed, static j => j).Wait()));
+        Assert.Contains("no longer valid", error.Message);
+        // The runtime still works.
+        Assert.Equal(2, TestHelpers.OnThread(() => Runtime.Spawn(1, static x => Job.FromResult(x + 1)).Wait()));
+    }
+
+    [Fact]
     public void Spawn_NullBody_ThrowsArgumentNull()
     {
         Assert.Throws<ArgumentNullException>(() => Runtime.Spawn(0, (Func<int, Job<int>>)null!));
