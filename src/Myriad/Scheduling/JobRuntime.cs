@@ -28,8 +28,8 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
 
     private MyriadTaskScheduler? _taskScheduler;
     private long _unobserved;
-    private long _spawned;
-    private long _completed;
+    private readonly StripedCounter _spawned = new();
+    private readonly StripedCounter _completed = new();
     private int _disposed;
 
     /// <summary>Creates the runtime and registers it with <see cref="Diagnostics.MyriadMetrics"/>.</summary>
@@ -73,10 +73,10 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     public bool IsDisposed => Volatile.Read(ref _disposed) != 0;
 
     /// <summary>Jobs spawned so far.</summary>
-    public long SpawnedCount => Volatile.Read(ref _spawned);
+    public long SpawnedCount => _spawned.Sum();
 
     /// <summary>Spawned jobs that have completed so far.</summary>
-    public long CompletedCount => Volatile.Read(ref _completed);
+    public long CompletedCount => _completed.Sum();
 
     /// <summary>Whether the calling thread is one of this runtime's scheduler threads.</summary>
     public bool IsRuntimeThread => SchedulerContext.Current?.Runtime == this;
@@ -94,7 +94,7 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     /// </summary>
     internal virtual SchedulerContext? EnterInlineRun(WorkItem item) => SchedulerContext.Current;
 
-    internal void OnJobCompleted() => Interlocked.Increment(ref _completed);
+    internal void OnJobCompleted() => _completed.Increment();
 
     internal void RaiseUnobservedException(Exception exception)
     {
@@ -119,7 +119,7 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
         ThrowIfDisposed();
         SpawnBox<TState, TResult> box = SpawnBox<TState, TResult>.Rent(this, state, body, kind, detached, cancellationToken);
         short token = box.Version;
-        Interlocked.Increment(ref _spawned);
+        _spawned.Increment();
         Schedule(box);
         return detached ? default : new Job<TResult>(box, token);
     }

@@ -1,0 +1,48 @@
+using System;
+using System.Threading;
+
+namespace Myriad.Internal;
+
+/// <summary>
+/// A counter that many threads increment without contending: one padded cell per processor slot,
+/// summed on read (Java's <c>LongAdder</c> idea). A runtime-wide counter bumped by every spawn and
+/// every completion would otherwise bounce one cache line between the workers on every job.
+/// </summary>
+/// <remarks>
+/// Increments are interlocked on the caller's cell, so none is lost when a thread migrates between
+/// reading its processor id and incrementing; <see cref="Sum"/> is a racy but monotonic snapshot.
+/// </remarks>
+internal sealed class StripedCounter
+{
+    /// <summary>Longs per cell: 128 bytes, two cache lines, so that adjacent-line prefetch does not pair cells.</summary>
+    private const int Stride = 16;
+
+    private readonly long[] _cells;
+    private readonly int _mask;
+
+    internal StripedCounter()
+    {
+        int slots = 1;
+        while (slots < Environment.ProcessorCount)
+        {
+            slots <<= 1;
+        }
+
+        _mask = slots - 1;
+        _cells = new long[slots * Stride];
+    }
+
+    internal void Increment() =>
+        Interlocked.Increment(ref _cells[(Thread.GetCurrentProcessorId() & _mask) * Stride]);
+
+    internal long Sum()
+    {
+        long total = 0;
+        for (int i = 0; i < _cells.Length; i += Stride)
+        {
+            total += Volatile.Read(ref _cells[i]);
+        }
+
+        return total;
+    }
+}
