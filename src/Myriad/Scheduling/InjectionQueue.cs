@@ -26,6 +26,11 @@ internal sealed class InjectionQueue
 
     internal int Count => _count;
 
+    /// <summary>Items that ever left the queue (dequeued or taken back); written under the lock, read racily.</summary>
+    internal long Removals => Volatile.Read(ref _removals);
+
+    private long _removals;
+
     internal void Enqueue(WorkItem item)
     {
         lock (_lock)
@@ -60,6 +65,11 @@ internal sealed class InjectionQueue
         {
             bool found = _items.TryDequeue(out item);
             _count = _items.Count;
+            if (found)
+            {
+                _removals++;
+            }
+
             return found;
         }
     }
@@ -86,9 +96,11 @@ internal sealed class InjectionQueue
                 return false;
             }
 
+            _removals++;
             for (int i = 0; i < extra && _items.TryDequeue(out WorkItem? next); i++)
             {
                 destination.Push(next, static _ => throw new InvalidOperationException("a batch from the injection queue overflowed its destination"));
+                _removals++;
             }
 
             _count = _items.Count;
@@ -113,6 +125,7 @@ internal sealed class InjectionQueue
 
             _items.RemoveLast();
             _count = _items.Count;
+            _removals++;
             return true;
         }
     }

@@ -6,9 +6,11 @@ namespace Myriad.Scheduling;
 
 public sealed partial class MultiThreadRuntime
 {
-    private Timer? _wakeTimer;
     private GuestContext? _guest;
+    private Thread? _watchdog;
+    private readonly Parker _watchdogParker = new();
     private int _wakeTimerArmed;
+    private long _lastProgress = -1;
 
     /// <summary>
     /// Queues work that comes from a thread that is not one of our workers.
@@ -30,7 +32,8 @@ public sealed partial class MultiThreadRuntime
     /// 4. The owed wake is paid (a normal notify, if the injection queue is still non-empty) at the
     ///    thread's next interaction that shows it will not run the job itself: another spawn, an
     ///    asynchronous await of a job handle, a blocking wait that has to sleep; or, failing all of
-    ///    these, when the timer fires after <see cref="RuntimeOptions.LazyWakeDelay"/>.
+    ///    these, by the watchdog (<see cref="WatchdogLoop"/>) when the work stays visible without
+    ///    progress for a whole <see cref="RuntimeOptions.LazyWakeDelay"/>.
     /// 5. A waiting thread that runs its own job takes the item back out of the queue; if the queue
     ///    is then empty the owed wake is cancelled.
     /// No item can be stranded: until a worker takes it, either a worker is awake and will reach the
@@ -53,13 +56,17 @@ public sealed partial class MultiThreadRuntime
         ArmWakeTimer();
     }
 
-    /// <summary>Makes sure the wake timer will fire within the lazy-wake delay.</summary>
+    /// <summary>Makes sure the watchdog looks at the queues within the lazy-wake delay.</summary>
     private void ArmWakeTimer()
     {
         if (Volatile.Read(ref _wakeTimerArmed) == 0 && Interlocked.CompareExchange(ref _wakeTimerArmed, 1, 0) == 0)
         {
-            _wakeTimer ??= CreateWakeTimer();
-            _wakeTimer.Change(_options.LazyWakeDelayMilliseconds, Timeout.Infinite);
+            if (_watchdog is null)
+            {
+                StartWatchdog();
+            }
+
+            _watchdogParker.Unpark();
         }
     }
 
@@ -100,15 +107,82 @@ public sealed partial class MultiThreadRuntime
         return current;
     }
 
-    private Timer CreateWakeTimer() =>
-        new(static s => ((MultiThreadRuntime)s!).OnWakeTimer(), this, Timeout.Infinite, Timeout.Infinite);
-
-    private void OnWakeTimer()
+    private void StartWatchdog()
     {
-        Interlocked.Exchange(ref _wakeTimerArmed, 0);
-        if (AnyWorkVisible())
+        lock (_watchdogParker)
         {
+            if (_watchdog is not null)
+            {
+                return;
+            }
+
+            var thread = new Thread(static r => ((MultiThreadRuntime)r!).WatchdogLoop(), 256 * 1024)
+            {
+                IsBackground = true,
+                Name = $"{_options.ThreadNamePrefix} wake watchdog",
+            };
+            thread.UnsafeStart(this);
+            _watchdog = thread;
+        }
+    }
+
+    /// <summary>
+    /// The lazy-wake timer: a thread of its own that sleeps on a parker while nothing is armed, and
+    /// otherwise looks at the queues once per delay. A <see cref="Timer"/> would run its callback on
+    /// the .NET thread pool, whose worker then spins before sleeping: at one tick per millisecond,
+    /// exactly the idle-core burn this scheduler exists to avoid.
+    /// </summary>
+    /// <remarks>
+    /// Each tick:
+    /// 1. Disarm.
+    /// 2. If no work is visible, sleep until re-armed.
+    /// 3. If work is visible but the runtime made progress since the last tick (a worker ran an
+    ///    item, or an item left the injection queue, a take-back by a waiting spawner included),
+    ///    re-arm and look again next tick: the work is probably being taken care of, and waking a
+    ///    worker for an item its spawner is about to take back only burns that worker's core.
+    /// 4. Otherwise work sat visible for a whole tick with nothing moving: wake a worker.
+    /// A stuck item is therefore picked up within two delays at most.
+    /// </remarks>
+    private void WatchdogLoop()
+    {
+        int delay = Math.Max(1, _options.LazyWakeDelayMilliseconds);
+        while (!_shutdown)
+        {
+            if (Volatile.Read(ref _wakeTimerArmed) == 0)
+            {
+                _watchdogParker.Park();
+                continue;
+            }
+
+            Thread.Sleep(delay);
+            Interlocked.Exchange(ref _wakeTimerArmed, 0);
+            long progress = Progress();
+            if (!AnyWorkVisible())
+            {
+                _lastProgress = progress;
+                continue;
+            }
+
+            if (progress != _lastProgress)
+            {
+                _lastProgress = progress;
+                Interlocked.Exchange(ref _wakeTimerArmed, 1);
+                continue;
+            }
+
             _idle.NotifyWork();
         }
+    }
+
+    /// <summary>A number that changes whenever the runtime moves work along (racy sum; only compared).</summary>
+    private long Progress()
+    {
+        long progress = _global.Removals;
+        foreach (Worker worker in _workers)
+        {
+            progress += Volatile.Read(ref worker.ItemsRun);
+        }
+
+        return progress;
     }
 }

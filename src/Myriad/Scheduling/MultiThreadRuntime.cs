@@ -160,7 +160,7 @@ public sealed partial class MultiThreadRuntime : JobRuntime
     private protected override void DisposeCore()
     {
         _shutdown = true;
-        _wakeTimer?.Dispose();
+        _watchdogParker.Unpark();
         _idle.WakeAll();
         Worker? self = SchedulerContext.Current as Worker;
         foreach (Worker worker in _workers)

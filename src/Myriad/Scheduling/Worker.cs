@@ -62,6 +62,9 @@ internal sealed partial class Worker : SchedulerContext
     /// <summary>Times this worker parked; written by it alone, read racily by metrics.</summary>
     internal long ParkCount;
 
+    /// <summary>Items this worker ran from its loop; written by it alone, read racily by the wake watchdog.</summary>
+    internal long ItemsRun;
+
     internal bool HasStealableWork => _queue.Count > 0 || Volatile.Read(ref _next) is not null;
 
     internal void Start() => _thread.UnsafeStart(this);
@@ -99,6 +102,7 @@ internal sealed partial class Worker : SchedulerContext
             return false;
         }
 
+        Volatile.Write(ref ItemsRun, ItemsRun + 1);
         Trampoline.RunFromScheduler(item);
         return true;
     }
@@ -131,6 +135,7 @@ internal sealed partial class Worker : SchedulerContext
                 if (item is not null)
                 {
                     _runtime.Idle.SearchSucceeded(this);
+                    Volatile.Write(ref ItemsRun, ItemsRun + 1);
                     Trampoline.RunFromScheduler(item);
                     continue;
                 }
