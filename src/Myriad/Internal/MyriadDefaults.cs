@@ -35,6 +35,22 @@ internal static class MyriadDefaults
     /// </summary>
     internal static readonly int SharedPoolSlotsPerCore = ReadInt("Myriad.SharedPoolSlotsPerCore", 4, 0, 1024);
 
+    /// <summary>
+    /// Spin iterations a plain thread makes in a blocking wait before it sleeps on a monitor.
+    /// <see cref="System.Threading.SpinWait"/> starts yielding after about 10 iterations; 20 covers a
+    /// cross-core completion of a tiny job on this class of machine without burning a core for long.
+    /// AppContext key: <c>Myriad.BlockingSpinCount</c>.
+    /// </summary>
+    internal static readonly int BlockingSpinCount = ReadInt("Myriad.BlockingSpinCount", 20, 0, 10_000);
+
+    /// <summary>
+    /// How long a worker blocked in <c>Wait()</c> sleeps when it has nothing to run before looking
+    /// for work again. The awaited job's completion wakes it at once; the timeout only bounds how
+    /// long new work in other workers' queues waits for this worker's help. 1 ms: the scale of a
+    /// scheduler tick. AppContext key: <c>Myriad.HelpLoopParkMilliseconds</c>.
+    /// </summary>
+    internal static readonly int HelpLoopParkMilliseconds = ReadInt("Myriad.HelpLoopParkMilliseconds", 1, 1, 1000);
+
     /// <summary>Reads an integer AppContext setting, clamped to [<paramref name="min"/>, <paramref name="max"/>]; <paramref name="fallback"/> when unset or unparsable.</summary>
     internal static int ReadInt(string key, int fallback, int min, int max)
     {

@@ -24,14 +24,6 @@ namespace Myriad.Jobs;
 /// </remarks>
 internal sealed class BlockingWaiter : WorkItem
 {
-    /// <summary>
-    /// Spin iterations before a plain thread sleeps. <see cref="SpinWait"/> yields after about 10
-    /// iterations; 20 covers a cross-core completion of a tiny job on this class of machine without
-    /// burning a core for long. Override: AppContext <c>Myriad.BlockingSpinCount</c> is not offered;
-    /// the constant is internal because the sleep path is correct either way.
-    /// </summary>
-    private const int SpinIterations = 20;
-
     [ThreadStatic] private static BlockingWaiter? t_cached;
 
     private volatile bool _done;
@@ -80,7 +72,7 @@ internal sealed class BlockingWaiter : WorkItem
         else
         {
             var spinner = default(SpinWait);
-            for (int i = 0; i < SpinIterations && !waiter._done; i++)
+            for (int i = 0; i < MyriadDefaults.BlockingSpinCount && !waiter._done; i++)
             {
                 spinner.SpinOnce(sleep1Threshold: -1);
             }

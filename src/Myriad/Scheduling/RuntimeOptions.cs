@@ -83,6 +83,19 @@ public sealed class RuntimeOptions
     }
 
     /// <summary>
+    /// Spin iterations (<see cref="System.Threading.Thread.SpinWait(int)"/>) between two search
+    /// rounds, multiplied by the round number. Default 30: a few hundred nanoseconds, about the time
+    /// a sibling needs to push the next item of a burst, far below the cost of parking and waking.
+    /// </summary>
+    public int SearchSpinIterations
+    {
+        get => _searchSpinIterations;
+        set => _searchSpinIterations = Check(value, 0, 100_000);
+    }
+
+    private int _searchSpinIterations = 30;
+
+    /// <summary>
     /// At most this many workers search other queues at once. Default: half the workers, at least one
     /// (Go and Tokio's rule): more searchers only contend on the same victims.
     /// </summary>

@@ -55,7 +55,7 @@ internal sealed partial class Worker
 
             if (round < rounds)
             {
-                Thread.SpinWait(30 * (round + 1));
+                Thread.SpinWait(_runtime.Options.SearchSpinIterations * (round + 1));
             }
         }
 

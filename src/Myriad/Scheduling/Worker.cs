@@ -113,7 +113,7 @@ internal sealed partial class Worker : SchedulerContext
         // work, so it sleeps briefly and looks again, and the awaited job's completion wakes it.
         if (!waiter.IsDone)
         {
-            Parker.Park(millisecondsTimeout: 1);
+            Parker.Park(MyriadDefaults.HelpLoopParkMilliseconds);
         }
     }
 
