@@ -75,6 +75,10 @@ internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
 
     internal override JobRuntime? OwnerRuntime => _runtime;
 
+    /// <summary>The Queued -> Running exchange that exactly one of the scheduler, a waiter or disposal wins.</summary>
+    private bool TryClaim() =>
+        Volatile.Read(ref _claim) == Queued && Interlocked.CompareExchange(ref _claim, Running, Queued) == Queued;
+
     internal override string Describe() => _body is Delegate d ? $"spawned {d.Method.Name}" : "spawned job";
 
     internal override void Execute()
@@ -82,7 +86,7 @@ internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
         switch (Volatile.Read(ref _claim))
         {
             case Queued:
-                if (Interlocked.CompareExchange(ref _claim, Running, Queued) == Queued)
+                if (TryClaim())
                 {
                     Start();
                 }
@@ -103,7 +107,7 @@ internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
 
     internal override bool TryRunInline()
     {
-        if (Volatile.Read(ref _claim) == Queued && Interlocked.CompareExchange(ref _claim, Running, Queued) == Queued)
+        if (TryClaim())
         {
             SchedulerContext? previous = _runtime!.EnterInlineRun(this);
             try
@@ -123,7 +127,7 @@ internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
 
     internal override bool TryCancelUnstarted()
     {
-        if (Volatile.Read(ref _claim) == Queued && Interlocked.CompareExchange(ref _claim, Running, Queued) == Queued)
+        if (TryClaim())
         {
             Finish(default!, new OperationCanceledException("The runtime was disposed before the job started."));
             return true;
