@@ -64,13 +64,6 @@ internal sealed class WorkQueue
         _count--;
     }
 
-    internal void Clear()
-    {
-        Array.Clear(_items);
-        _head = 0;
-        _count = 0;
-    }
-
     private void Grow()
     {
         var bigger = new WorkItem?[_items.Length * 2];

@@ -29,9 +29,6 @@ namespace Myriad.Jobs;
 /// </remarks>
 internal static class Trampoline
 {
-    /// <summary>The number of nested Myriad frames on this thread (tests and diagnostics).</summary>
-    internal static int Depth => PerThread.CurrentOrNull?.Depth ?? 0;
-
     /// <summary>Step 2 check: may one more level run inline? If so the caller must call <see cref="Exit"/>.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal static bool TryEnter(out PerThread state, out int previousDepth)

@@ -165,18 +165,6 @@ internal sealed class LocalQueue
         }
     }
 
-    /// <summary>Empties the queue (owner thread, during shutdown).</summary>
-    internal int Drain(Action<WorkItem> sink)
-    {
-        int drained = 0;
-        while (Pop() is { } item)
-        {
-            sink(item);
-            drained++;
-        }
-
-        return drained;
-    }
 }
 
 /// <summary>The owning worker's handle on a <see cref="LocalQueue"/>: push and pop. Owner thread only.</summary>
@@ -190,8 +178,6 @@ internal readonly struct LocalQueueOwner(LocalQueue queue)
 
     /// <summary>Steals half of <paramref name="victim"/> into this queue; returns one item to run now.</summary>
     internal WorkItem? StealFrom(LocalQueueStealer victim) => victim.Queue.StealHalfInto(queue);
-
-    internal int Drain(Action<WorkItem> sink) => queue.Drain(sink);
 }
 
 /// <summary>Another thread's handle on a <see cref="LocalQueue"/>: it can only look and steal.</summary>
