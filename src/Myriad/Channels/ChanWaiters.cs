@@ -8,7 +8,7 @@ namespace Myriad.Channels;
 /// <summary>A suspended <see cref="Chan{T}.ReceiveAsync"/>: completes with the item, or throws once the channel is closed and drained.</summary>
 internal sealed class ReceiveWaiter<T> : QueuedWaiter<T, T>
 {
-    private protected override void ReturnToPool() => BoxPool<ReceiveWaiter<T>>.Return(this);
+    private protected override void ReturnToPool() => BoxPool<ReceiveWaiter<T>>.Shared.Return(this);
 
     public override bool IsSender => false;
 
@@ -25,7 +25,7 @@ internal sealed class ReceiveWaiter<T> : QueuedWaiter<T, T>
 /// <summary>A suspended <see cref="Chan{T}.ReceiveOkAsync"/>: completes with <c>(item, true)</c>, or <c>(default, false)</c> on a clean close.</summary>
 internal sealed class ReceiveOkWaiter<T> : QueuedWaiter<T, ReceiveResult<T>>
 {
-    private protected override void ReturnToPool() => BoxPool<ReceiveOkWaiter<T>>.Return(this);
+    private protected override void ReturnToPool() => BoxPool<ReceiveOkWaiter<T>>.Shared.Return(this);
 
     public override bool IsSender => false;
 
@@ -54,7 +54,7 @@ internal sealed class SendWaiter<T> : QueuedWaiter<T, VoidResult>
     /// <summary>The item offered (only senders carry one: a receive waiter is smaller).</summary>
     private T _item = default!;
 
-    private protected override void ReturnToPool() => BoxPool<SendWaiter<T>>.Return(this);
+    private protected override void ReturnToPool() => BoxPool<SendWaiter<T>>.Shared.Return(this);
 
     public override bool IsSender => true;
 

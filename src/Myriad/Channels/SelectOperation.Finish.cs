@@ -115,7 +115,7 @@ internal sealed partial class SelectOperation
         }
         else
         {
-            BoxPool<SelectOperation>.Return(this);
+            BoxPool<SelectOperation>.Shared.Return(this);
         }
     }
 }

@@ -76,7 +76,7 @@ internal sealed partial class SelectOperation : JobBox<int>
             return op;
         }
 
-        return BoxPool<SelectOperation>.Rent() ?? new();
+        return BoxPool<SelectOperation>.Shared.Rent() ?? new();
     }
 
     internal override string Describe() =>
@@ -174,7 +174,7 @@ internal sealed partial class SelectOperation : JobBox<int>
     }
 
     /// <summary>The timer fired (scheduled on the runtime the select started on).</summary>
-    internal override void Execute()
+    internal override void Execute(PerThread state)
     {
         if (TryCommit(_timeoutIndex))
         {

@@ -11,7 +11,7 @@ internal sealed class SelectReceiveCase<T> : SelectCase<T>
     private bool _reportsClose;
     private T _value = default!;
 
-    internal static SelectReceiveCase<T> Rent() => BoxPool<SelectReceiveCase<T>>.Rent() ?? new();
+    internal static SelectReceiveCase<T> Rent() => BoxPool<SelectReceiveCase<T>>.Shared.Rent() ?? new();
 
     internal void Init(SelectOperation op, int index, Chan<T> channel, Delegate? handler, bool reportsClose)
     {
@@ -52,7 +52,7 @@ internal sealed class SelectReceiveCase<T> : SelectCase<T>
         _value = default!;
     }
 
-    internal override void ReturnToPool() => BoxPool<SelectReceiveCase<T>>.Return(this);
+    internal override void ReturnToPool() => BoxPool<SelectReceiveCase<T>>.Shared.Return(this);
 
     internal override void RecycleThenInvoke(int slot, bool succeeded)
     {

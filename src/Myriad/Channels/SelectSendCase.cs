@@ -10,7 +10,7 @@ internal sealed class SelectSendCase<T> : SelectCase<T>
     private Action? _handler;
     private T _item = default!;
 
-    internal static SelectSendCase<T> Rent() => BoxPool<SelectSendCase<T>>.Rent() ?? new();
+    internal static SelectSendCase<T> Rent() => BoxPool<SelectSendCase<T>>.Shared.Rent() ?? new();
 
     internal void Init(SelectOperation op, int index, Chan<T> channel, T item, Action? handler)
     {
@@ -46,7 +46,7 @@ internal sealed class SelectSendCase<T> : SelectCase<T>
         _item = default!;
     }
 
-    internal override void ReturnToPool() => BoxPool<SelectSendCase<T>>.Return(this);
+    internal override void ReturnToPool() => BoxPool<SelectSendCase<T>>.Shared.Return(this);
 
     internal override void RecycleThenInvoke(int slot, bool succeeded)
     {

@@ -37,7 +37,7 @@ internal sealed class DelayCell : JobBox<VoidResult>
         }
         else
         {
-            cell = BoxPool<DelayCell>.Rent() ?? new DelayCell();
+            cell = BoxPool<DelayCell>.Shared.Rent() ?? new DelayCell();
         }
 
         var job = new Job(new Job<VoidResult>(cell, cell.Version));
@@ -68,7 +68,7 @@ internal sealed class DelayCell : JobBox<VoidResult>
     internal override string Describe() => "Job.Delay";
 
     /// <summary>The timer fired.</summary>
-    internal override void Execute()
+    internal override void Execute(PerThread state)
     {
         if (!Cancelable || Interlocked.Exchange(ref _claim, 1) == 0)
         {
@@ -95,6 +95,6 @@ internal sealed class DelayCell : JobBox<VoidResult>
         }
 
         ResetBox();
-        BoxPool<DelayCell>.Return(this);
+        BoxPool<DelayCell>.Shared.Return(this);
     }
 }

@@ -69,7 +69,7 @@ internal abstract class QueuedWaiter<TItem, TResult> : JobBox<TResult>, IWaiter<
         }
         else
         {
-            waiter = host.Spare.TakeLocked<TWaiter>() ?? BoxPool<TWaiter>.Rent() ?? new TWaiter();
+            waiter = host.Spare.TakeLocked<TWaiter>() ?? BoxPool<TWaiter>.Shared.Rent() ?? new TWaiter();
             waiter._owner = host;
         }
 

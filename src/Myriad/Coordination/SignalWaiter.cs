@@ -34,5 +34,5 @@ internal sealed class SignalWaiter<TResult> : QueuedWaiter<VoidResult, TResult>
 
     private protected override void ResetForPool() => Value = default!;
 
-    private protected override void ReturnToPool() => BoxPool<SignalWaiter<TResult>>.Return(this);
+    private protected override void ReturnToPool() => BoxPool<SignalWaiter<TResult>>.Shared.Return(this);
 }

@@ -1,4 +1,6 @@
 using System;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 using System.Threading;
 
 namespace Myriad.Internal;
@@ -8,7 +10,7 @@ namespace Myriad.Internal;
 /// slots indexed by processor id.
 /// </summary>
 /// <remarks>
-/// Protocol:
+/// <para>Protocol:
 /// 1. Rent pops from the calling thread's stack; if it is empty, it exchanges a shared slot (chosen
 ///    by the current processor id) with null; if that is empty too, it returns null and the caller
 ///    allocates.
@@ -17,25 +19,49 @@ namespace Myriad.Internal;
 /// The per-thread stack needs no synchronisation. A shared slot holds at most one item and is only
 /// ever swapped atomically, so an item is handed to at most one renter. The pool never blocks and
 /// never grows: a burst of a million live boxes is allocated once and mostly left to the GC.
-/// An item must be fully reset before Return: the pool does not touch its fields.
+/// An item must be fully reset before Return: the pool does not touch its fields.</para>
+/// <para>Why the per-thread stacks live in <see cref="PerThread"/> (one array slot per pooled type)
+/// rather than in a thread-static of this generic class: a thread-static of a generic type is
+/// reached through a runtime helper that looks the type up, several times the cost of the one
+/// non-generic thread-static read, and a suspend/resume hop rents and returns two or three times.
+/// Hot paths that already hold the thread's <see cref="PerThread"/> pass it in.</para>
 /// </remarks>
-internal static class BoxPool<T> where T : class
+internal sealed class BoxPool<T> where T : class
 {
-    /// <summary>One thread-static object rather than two fields: one TLS lookup per rent or return.</summary>
-    [ThreadStatic] private static Stack? t_stack;
+    /// <summary>
+    /// The pool of <typeparamref name="T"/>. Hot callers copy it into a static field of their own
+    /// (non-shared) type: a static of this generic class, read from code shared across reference
+    /// types, costs a type lookup on every access.
+    /// </summary>
+    internal static readonly BoxPool<T> Shared = new();
 
-    private static readonly T?[] s_shared =
+    /// <summary>This type's index into <see cref="PerThread.Pools"/>.</summary>
+    private readonly int _slot = PerThread.NewPoolSlot();
+
+    private readonly T?[] _shared =
         new T?[Math.Max(1, Environment.ProcessorCount * MyriadDefaults.SharedPoolSlotsPerCore)];
 
-    internal static T? Rent()
+    private BoxPool()
     {
-        Stack? stack = t_stack;
-        if (stack is not null && stack.Count > 0)
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal T? Rent() => Rent(PerThread.CurrentOrNull);
+
+    internal T? Rent(PerThread? state)
+    {
+        if (state is not null)
         {
-            int count = --stack.Count;
-            T? item = stack.Items[count];
-            stack.Items[count] = null;
-            return item;
+            PoolStack?[] pools = state.Pools;
+            int slot = _slot;
+            if ((uint)slot < (uint)pools.Length && pools[slot] is { Count: > 0 } stack)
+            {
+                int count = --stack.Count;
+                ref object? entry = ref Unsafe.Add(ref MemoryMarshal.GetArrayDataReference(stack.Items), count);
+                object? item = entry;
+                entry = null;
+                return Unsafe.As<T>(item);
+            }
         }
 
         if (MyriadDefaults.SharedPoolSlotsPerCore == 0)
@@ -43,29 +69,36 @@ internal static class BoxPool<T> where T : class
             return null;
         }
 
-        ref T? slot = ref s_shared[(uint)Thread.GetCurrentProcessorId() % (uint)s_shared.Length];
-        return Volatile.Read(ref slot) is null ? null : Interlocked.Exchange(ref slot, null);
+        ref T? shared = ref _shared[(uint)Thread.GetCurrentProcessorId() % (uint)_shared.Length];
+        return Volatile.Read(ref shared) is null ? null : Interlocked.Exchange(ref shared, null);
     }
 
-    internal static void Return(T item)
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal void Return(T item) => Return(PerThread.Current, item);
+
+    internal void Return(PerThread state, T item)
     {
-        Stack? stack = t_stack ??= new Stack();
-        if (stack.Count < stack.Items.Length)
+        PoolStack stack = state.GetPoolStack(_slot);
+        int count = stack.Count;
+        if (count < stack.Items.Length)
         {
-            stack.Items[stack.Count++] = item;
+            // Through a ref: a plain store into object?[] pays the array-covariance check.
+            Unsafe.Add(ref MemoryMarshal.GetArrayDataReference(stack.Items), count) = item;
+            stack.Count = count + 1;
             return;
         }
 
         if (MyriadDefaults.SharedPoolSlotsPerCore > 0)
         {
-            ref T? slot = ref s_shared[(uint)Thread.GetCurrentProcessorId() % (uint)s_shared.Length];
-            Interlocked.CompareExchange(ref slot, item, null);
+            ref T? shared = ref _shared[(uint)Thread.GetCurrentProcessorId() % (uint)_shared.Length];
+            Interlocked.CompareExchange(ref shared, item, null);
         }
     }
+}
 
-    private sealed class Stack
-    {
-        internal readonly T?[] Items = new T?[MyriadDefaults.PerThreadPoolDepth];
-        internal int Count;
-    }
+/// <summary>One pooled type's per-thread stack; owned by its thread (see <see cref="PerThread.Pools"/>).</summary>
+internal sealed class PoolStack
+{
+    internal readonly object?[] Items = new object?[MyriadDefaults.PerThreadPoolDepth];
+    internal int Count;
 }

@@ -1,16 +1,37 @@
+using System;
 using System.Runtime.CompilerServices;
 using System.Threading;
 
 namespace Myriad.Internal;
 
 /// <summary>
-/// Cheap ExecutionContext checks for the resume path. <c>ExecutionContext.Capture()</c> is a
-/// thread-static read that returns the process-wide default instance when no AsyncLocal is set; we
-/// learn that instance once, on a fresh thread, and compare by reference afterwards.
+/// Cheap ExecutionContext checks for the suspend and resume paths.
 /// </summary>
+/// <remarks>
+/// <para><b>Why.</b> <c>ExecutionContext.Capture()</c> and the BCL builders' <c>Start</c> each read
+/// <c>Thread.CurrentThread</c>, a thread-static lookup that costs about as much as the rest of a
+/// synchronous async call. A hop (suspend, resume, restore) used to make three of them and a
+/// builder's Start one more on top of the trampoline's own. Myriad already holds the thread's
+/// <see cref="PerThread"/>, which caches the <see cref="Thread"/> object, so it reads the context
+/// fields of that object directly.</para>
+/// <para><b>Direct access and its fallback.</b> The fields are the runtime's own
+/// (<c>Thread._executionContext</c>, <c>Thread._synchronizationContext</c>), reached through
+/// <see cref="UnsafeAccessorAttribute"/>. <see cref="Direct"/> is decided once by a probe on a fresh
+/// thread: the fields must exist, have the expected types, read null for the default context and
+/// non-null once an <see cref="AsyncLocal{T}"/> is set. If any of that fails (a future runtime that
+/// renamed them), every method here falls back to the public API, which is correct, only slower.
+/// Only reads of the execution context are direct; every change of it goes through the public
+/// <see cref="ExecutionContext.Restore"/>, so AsyncLocal change notifications still fire.</para>
+/// <para><b>Default context.</b> The runtime keeps null in the thread's field for the default
+/// context; comparing with <see cref="Default"/> as well keeps the checks right if it ever stores
+/// the instance instead.</para>
+/// </remarks>
 internal static class ExecutionContextHelper
 {
     internal static readonly ExecutionContext Default = CaptureOnFreshThread();
+
+    /// <summary>True when the thread's context fields can be read directly (see remarks).</summary>
+    internal static readonly bool Direct = ProbeDirectAccess();
 
     /// <summary>The flowing context, or null when it is the default (nothing to restore on resume).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -20,20 +41,104 @@ internal static class ExecutionContextHelper
         return ReferenceEquals(context, Default) ? null : context;
     }
 
+    /// <summary><see cref="CaptureNonDefault()"/> without a thread-static lookup when the context is the default.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static ExecutionContext? CaptureNonDefault(PerThread state)
+    {
+        if (Direct)
+        {
+            ExecutionContext? current = ThreadExecutionContext(state.Thread);
+            if (current is null || ReferenceEquals(current, Default))
+            {
+                return null;
+            }
+        }
+
+        // Non-default (or no direct access): the public API also honours SuppressFlow.
+        return CaptureNonDefault();
+    }
+
     internal static bool CurrentIsDefault
     {
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         get => ReferenceEquals(ExecutionContext.Capture(), Default);
     }
 
+    /// <summary>Whether the thread runs in the default context.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static bool IsDefault(PerThread state)
+    {
+        if (Direct)
+        {
+            ExecutionContext? current = ThreadExecutionContext(state.Thread);
+            return current is null || ReferenceEquals(current, Default);
+        }
+
+        return CurrentIsDefault;
+    }
+
     /// <summary>After running a continuation inline in the default context, undo any AsyncLocal it set.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal static void RestoreDefaultIfChanged()
+    internal static void RestoreDefaultIfChanged(PerThread state)
     {
-        if (!ReferenceEquals(ExecutionContext.Capture(), Default))
+        if (!IsDefault(state))
         {
             ExecutionContext.Restore(Default);
         }
+    }
+
+    /// <summary>The thread's current context, as the runtime stores it (null: default). Requires <see cref="Direct"/>.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static ExecutionContext? Peek(Thread thread) => ThreadExecutionContext(thread);
+
+    /// <summary>The thread's synchronization context field. Requires <see cref="Direct"/>.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static ref SynchronizationContext? SyncContextOf(Thread thread) => ref ThreadSynchronizationContext(thread);
+
+    [UnsafeAccessor(UnsafeAccessorKind.Field, Name = "_executionContext")]
+    private static extern ref ExecutionContext? ThreadExecutionContext(Thread thread);
+
+    [UnsafeAccessor(UnsafeAccessorKind.Field, Name = "_synchronizationContext")]
+    private static extern ref SynchronizationContext? ThreadSynchronizationContext(Thread thread);
+
+    private static bool ProbeDirectAccess()
+    {
+        if (AppContext.TryGetSwitch("Myriad.DisableDirectContextAccess", out bool disabled) && disabled)
+        {
+            return false;
+        }
+
+        bool ok = false;
+        var thread = new Thread(() =>
+        {
+            try
+            {
+                Thread self = Thread.CurrentThread;
+                if (ThreadExecutionContext(self) is not null || ThreadSynchronizationContext(self) is not null)
+                {
+                    return;
+                }
+
+                var local = new AsyncLocal<int> { Value = 1 };
+                ExecutionContext? set = ThreadExecutionContext(self);
+                if (set is null || !ReferenceEquals(set, ExecutionContext.Capture()))
+                {
+                    return;
+                }
+
+                var context = new SynchronizationContext();
+                SynchronizationContext.SetSynchronizationContext(context);
+                ok = ReferenceEquals(ThreadSynchronizationContext(self), context);
+                GC.KeepAlive(local);
+            }
+            catch (MissingMemberException)
+            {
+                ok = false;
+            }
+        });
+        thread.UnsafeStart();
+        thread.Join();
+        return ok;
     }
 
     private static ExecutionContext CaptureOnFreshThread()

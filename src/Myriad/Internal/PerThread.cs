@@ -1,5 +1,6 @@
 using System;
 using System.Runtime.CompilerServices;
+using System.Threading;
 using Myriad.Scheduling;
 
 namespace Myriad.Internal;
@@ -15,6 +16,9 @@ internal sealed class PerThread
 {
     [ThreadStatic] private static PerThread? t_current;
 
+    /// <summary>This thread (cached: <c>Thread.CurrentThread</c> is itself a thread-static lookup).</summary>
+    internal readonly Thread Thread = Thread.CurrentThread;
+
     /// <summary>Myriad frames (Start, Dispatch) on this thread's stack; see <see cref="Jobs.Trampoline"/>.</summary>
     internal int Depth;
 
@@ -26,6 +30,33 @@ internal sealed class PerThread
 
     /// <summary>A runtime this (plain) thread owes a worker wake-up; see the lazy-wake protocol.</summary>
     internal MultiThreadRuntime? PendingWake;
+
+    /// <summary>The per-thread stacks of <see cref="BoxPool{T}"/>, indexed by pooled type; grows on demand.</summary>
+    internal PoolStack?[] Pools = [];
+
+    private static int s_poolSlots;
+
+    /// <summary>Hands each pooled type its index into <see cref="Pools"/>.</summary>
+    internal static int NewPoolSlot() => Interlocked.Increment(ref s_poolSlots) - 1;
+
+    /// <summary>The stack for one pooled type, created (and <see cref="Pools"/> grown) on first use.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal PoolStack GetPoolStack(int slot)
+    {
+        PoolStack?[] pools = Pools;
+        return (uint)slot < (uint)pools.Length && pools[slot] is { } stack ? stack : CreatePoolStack(slot);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private PoolStack CreatePoolStack(int slot)
+    {
+        if (slot >= Pools.Length)
+        {
+            Array.Resize(ref Pools, Math.Max(slot + 1, Math.Max(8, Pools.Length * 2)));
+        }
+
+        return Pools[slot] = new PoolStack();
+    }
 
     internal static PerThread Current
     {

@@ -11,6 +11,6 @@ namespace Myriad.Internal;
 /// </remarks>
 internal abstract class WorkItem
 {
-    /// <summary>Runs the item. Implementations must not throw; a job's failures go to its awaiter.</summary>
-    internal abstract void Execute();
+    /// <summary>Runs the item on the thread whose state is <paramref name="state"/>. Implementations must not throw; a job's failures go to its awaiter.</summary>
+    internal abstract void Execute(PerThread state);
 }

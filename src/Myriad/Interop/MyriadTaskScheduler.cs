@@ -47,6 +47,6 @@ internal sealed class MyriadTaskScheduler(JobRuntime runtime) : TaskScheduler
 
     private sealed class TaskWorkItem(MyriadTaskScheduler scheduler, Task task) : WorkItem
     {
-        internal override void Execute() => scheduler.TryExecuteTask(task);
+        internal override void Execute(PerThread state) => scheduler.TryExecuteTask(task);
     }
 }

@@ -39,6 +39,6 @@ internal static class Adapters
     {
         private static readonly ContextCallback s_run = static s => ((Action)s!)();
 
-        internal override void Execute() => ExecutionContext.Run(context, s_run, action);
+        internal override void Execute(PerThread state) => ExecutionContext.Run(context, s_run, action);
     }
 }

@@ -99,7 +99,7 @@ internal sealed class BlockingWaiter : WorkItem
     /// <summary>Makes completion wake <paramref name="context"/>'s thread rather than a monitor sleeper.</summary>
     internal void BindContext(SchedulerContext context) => _context = context;
 
-    internal override void Execute()
+    internal override void Execute(PerThread state)
     {
         SchedulerContext? context = _context;
         _done = true;

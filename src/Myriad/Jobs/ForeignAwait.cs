@@ -1,4 +1,3 @@
-using System;
 using System.Threading;
 using Myriad.Internal;
 using Myriad.Scheduling;
@@ -6,64 +5,39 @@ using Myriad.Scheduling;
 namespace Myriad.Jobs;
 
 /// <summary>
-/// What a suspended job needs while it awaits a Task, a ValueTask or any other non-Myriad awaiter:
-/// the delegate those awaiters insist on, the ExecutionContext to resume in, and the runtime the
-/// await started on. Pooled, and parked in the box's <c>_aux</c> slot only for the duration of one
-/// foreign await, so that boxes pay nothing for it the rest of the time.
+/// The pair a suspended job must keep while it awaits a Task, a ValueTask or any other non-Myriad
+/// awaiter when it has both a non-default ExecutionContext and a runtime to resume on. The box's
+/// single <c>_aux</c> slot holds either of the two alone; this pooled object holds both.
 /// </summary>
 /// <remarks>
-/// Lifetime:
-/// 1. The builder rents one, fills it and stores it in the box's <c>_aux</c>; the awaiter gets
-///    <see cref="Continuation"/>.
-/// 2. The awaiter invokes the continuation once, on whatever thread completed the Task.
-///    <see cref="Resume"/> sends the box back to its runtime when it was started on one (a job must
-///    not drift off its runtime, least of all off a single-threaded one), else runs it through the
-///    trampoline.
-/// 3. The box's <c>Execute</c> takes the context out and returns this object to the pool. Nothing
-///    reads it afterwards: <see cref="Resume"/> touches no field after dispatching.
+/// Lifetime: rented by <see cref="StateMachineBox{TStateMachine, T}"/> at the foreign suspension and
+/// parked in its <c>_aux</c>; taken apart and returned by the box's foreign resume, before the box
+/// runs, so that nothing holds it once the state machine moves on.
 /// </remarks>
 internal sealed class ForeignAwait
 {
-    private WorkItem? _box;
-    private JobRuntime? _resumeOn;
+    private static readonly BoxPool<ForeignAwait> s_pool = BoxPool<ForeignAwait>.Shared;
 
-    private ForeignAwait() => Continuation = Resume;
-
-    internal Action Continuation { get; }
+    private ForeignAwait()
+    {
+    }
 
     internal ExecutionContext? Context { get; private set; }
 
-    internal static ForeignAwait Rent(WorkItem box, ExecutionContext? context)
+    internal JobRuntime? ResumeOn { get; private set; }
+
+    internal static ForeignAwait Rent(PerThread state, ExecutionContext context, JobRuntime resumeOn)
     {
-        ForeignAwait foreign = BoxPool<ForeignAwait>.Rent() ?? new ForeignAwait();
-        foreign._box = box;
-        foreign.Context = context;
-        foreign._resumeOn = SchedulerContext.Current?.Runtime;
-        return foreign;
+        ForeignAwait pair = s_pool.Rent(state) ?? new ForeignAwait();
+        pair.Context = context;
+        pair.ResumeOn = resumeOn;
+        return pair;
     }
 
-    /// <summary>Step 3: hands back the context and recycles this object.</summary>
-    internal ExecutionContext? TakeContextAndReturn()
+    internal void Return(PerThread state)
     {
-        ExecutionContext? context = Context;
-        _box = null;
-        _resumeOn = null;
         Context = null;
-        BoxPool<ForeignAwait>.Return(this);
-        return context;
-    }
-
-    private void Resume()
-    {
-        WorkItem box = _box!;
-        JobRuntime? runtime = _resumeOn;
-        if (runtime is not null && SchedulerContext.Current?.Runtime != runtime)
-        {
-            runtime.Schedule(box);
-        }
-        else
-        {
-            Trampoline.Dispatch(box);
-        }
+        ResumeOn = null;
+        s_pool.Return(state, this);
     }
 }

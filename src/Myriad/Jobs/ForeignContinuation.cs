@@ -52,7 +52,7 @@ internal sealed class ForeignContinuation : WorkItem
         return new ForeignContinuation(action, state, context, scheduling);
     }
 
-    internal override void Execute()
+    internal override void Execute(PerThread state)
     {
         switch (_scheduling)
         {

@@ -1,6 +1,7 @@
 using System;
 using System.ComponentModel;
 using System.Runtime.CompilerServices;
+using System.Threading;
 using Myriad.Internal;
 
 namespace Myriad.Jobs;
@@ -33,18 +34,49 @@ public struct JobMethodBuilder<T>
     {
         if (Trampoline.TryEnter(out PerThread state, out int previous))
         {
-            // The BCL's Start restores the caller's ExecutionContext and SynchronizationContext
-            // after the synchronous part, exactly as for an async Task method. No try/finally
-            // here: a compiler-generated MoveNext catches every exception of the method body
+            // Restores the caller's ExecutionContext and SynchronizationContext after the
+            // synchronous part, exactly as the BCL's Start does for an async Task method. No
+            // try/finally: a compiler-generated MoveNext catches every exception of the method body
             // (it becomes the job's outcome), so nothing can unwind past this call and skip Exit.
-            default(AsyncTaskMethodBuilder).Start(ref stateMachine);
+            if (ExecutionContextHelper.Direct)
+            {
+                StartDirect(ref stateMachine, state.Thread);
+            }
+            else
+            {
+                default(AsyncTaskMethodBuilder).Start(ref stateMachine);
+            }
+
             Trampoline.Exit(state, previous);
         }
         else
         {
-            StateMachineBox<TStateMachine, T> box = GetBox(ref stateMachine);
-            box.CaptureContext();
-            Trampoline.Defer(box);
+            StateMachineBox<TStateMachine, T> box = GetBox(ref stateMachine, state);
+            box.CaptureContext(state);
+            Trampoline.Defer(state, box);
+        }
+    }
+
+    /// <summary>
+    /// The BCL's <c>AsyncMethodBuilderCore.Start</c> with the thread taken from <see cref="PerThread"/>
+    /// instead of a second thread-static lookup (see <see cref="ExecutionContextHelper"/>). Changes of
+    /// the execution context are undone through the public <see cref="ExecutionContext.Restore"/>.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static void StartDirect<TStateMachine>(ref TStateMachine stateMachine, Thread thread) where TStateMachine : IAsyncStateMachine
+    {
+        ExecutionContext? previousContext = ExecutionContextHelper.Peek(thread);
+        SynchronizationContext? previousSync = ExecutionContextHelper.SyncContextOf(thread);
+        stateMachine.MoveNext();
+        ref SynchronizationContext? sync = ref ExecutionContextHelper.SyncContextOf(thread);
+        if (!ReferenceEquals(sync, previousSync))
+        {
+            sync = previousSync;
+        }
+
+        if (!ReferenceEquals(ExecutionContextHelper.Peek(thread), previousContext))
+        {
+            ExecutionContext.Restore(previousContext ?? ExecutionContextHelper.Default);
         }
     }
 
@@ -82,8 +114,9 @@ public struct JobMethodBuilder<T>
         where TAwaiter : INotifyCompletion
         where TStateMachine : IAsyncStateMachine
     {
-        StateMachineBox<TStateMachine, T> box = GetBox(ref stateMachine);
-        awaiter.OnCompleted(box.GetForeignContinuation());
+        PerThread state = PerThread.Current;
+        StateMachineBox<TStateMachine, T> box = GetBox(ref stateMachine, state);
+        awaiter.OnCompleted(box.GetForeignContinuation(state));
     }
 
     /// <summary>Suspends until the awaiter completes.</summary>
@@ -96,23 +129,24 @@ public struct JobMethodBuilder<T>
         where TAwaiter : ICriticalNotifyCompletion
         where TStateMachine : IAsyncStateMachine
     {
-        StateMachineBox<TStateMachine, T> box = GetBox(ref stateMachine);
+        PerThread state = PerThread.Current;
+        StateMachineBox<TStateMachine, T> box = GetBox(ref stateMachine, state);
 
         // For value-type awaiters the JIT folds the type test and removes the box of the cast
         // (the same pattern the BCL's builders use), so awaiting a job costs no delegate.
         if (default(TAwaiter) is not null && awaiter is IJobAwaiter)
         {
-            box.CaptureContext();
+            box.CaptureContext(state);
             ((IJobAwaiter)awaiter).OnCompleted(box);
         }
         else
         {
-            awaiter.UnsafeOnCompleted(box.GetForeignContinuation());
+            awaiter.UnsafeOnCompleted(box.GetForeignContinuation(state));
         }
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private StateMachineBox<TStateMachine, T> GetBox<TStateMachine>(ref TStateMachine stateMachine)
+    private StateMachineBox<TStateMachine, T> GetBox<TStateMachine>(ref TStateMachine stateMachine, PerThread state)
         where TStateMachine : IAsyncStateMachine
     {
         if (_box is StateMachineBox<TStateMachine, T> existing)
@@ -120,13 +154,13 @@ public struct JobMethodBuilder<T>
             return existing;
         }
 
-        return CreateBox(ref stateMachine);
+        return CreateBox(ref stateMachine, state);
     }
 
-    private StateMachineBox<TStateMachine, T> CreateBox<TStateMachine>(ref TStateMachine stateMachine)
+    private StateMachineBox<TStateMachine, T> CreateBox<TStateMachine>(ref TStateMachine stateMachine, PerThread state)
         where TStateMachine : IAsyncStateMachine
     {
-        StateMachineBox<TStateMachine, T> box = StateMachineBox<TStateMachine, T>.Rent();
+        StateMachineBox<TStateMachine, T> box = StateMachineBox<TStateMachine, T>.Rent(state);
         // Order matters: the builder inside the state machine must point at the box before the
         // state machine is copied into it, so that the box's copy completes the box.
         _box = box;

@@ -10,7 +10,9 @@ namespace Myriad.Jobs;
 /// </summary>
 internal sealed class PooledBox<T> : JobBox<T>
 {
-    internal static PooledBox<T> Rent() => BoxPool<PooledBox<T>>.Rent() ?? new();
+    private static readonly BoxPool<PooledBox<T>> s_pool = BoxPool<PooledBox<T>>.Shared;
+
+    internal static PooledBox<T> Rent() => s_pool.Rent() ?? new();
 
     internal static PooledBox<T> Faulted(Exception exception)
     {
@@ -23,6 +25,6 @@ internal sealed class PooledBox<T> : JobBox<T>
     private protected override void Release()
     {
         ResetBox();
-        BoxPool<PooledBox<T>>.Return(this);
+        s_pool.Return(this);
     }
 }

@@ -21,46 +21,95 @@ namespace Myriad.Jobs;
 /// same property).</para>
 /// <para>Size matters: a million suspended jobs is the design load. While suspended, the captured
 /// ExecutionContext lives in the cell's shared <c>_aux</c> slot (null when it is the default
-/// context); while it awaits a Task or ValueTask, that slot holds a pooled <see cref="ForeignAwait"/>
-/// instead, which carries the context.</para>
+/// context); while it awaits a Task or ValueTask, that slot also carries the runtime to resume on
+/// (see <see cref="GetForeignContinuation"/>). The delegate such awaiters need is created once per
+/// box object and survives pooling, so a suspension on them allocates nothing in steady state.</para>
 /// </remarks>
 internal sealed class StateMachineBox<TStateMachine, T> : JobBox<T>
     where TStateMachine : IAsyncStateMachine
 {
+    private static readonly BoxPool<StateMachineBox<TStateMachine, T>> s_pool = BoxPool<StateMachineBox<TStateMachine, T>>.Shared;
+
     private static readonly ContextCallback s_moveNext = static s => ((StateMachineBox<TStateMachine, T>)s!).StateMachine.MoveNext();
 
     /// <summary>The state machine, copied here at the first suspension.</summary>
     internal TStateMachine StateMachine = default!;
 
-    internal static StateMachineBox<TStateMachine, T> Rent() => BoxPool<StateMachineBox<TStateMachine, T>>.Rent() ?? new();
+    /// <summary>The delegate non-Myriad awaiters get; created once per box object and kept across reuse.</summary>
+    private Action? _foreignResume;
+
+    /// <summary>Diagnostics: suspended on a non-Myriad awaiter.</summary>
+    private bool _awaitingForeign;
+
+    internal static StateMachineBox<TStateMachine, T> Rent(PerThread state) => s_pool.Rent(state) ?? new();
 
     /// <summary>Records the flowing ExecutionContext before the state machine suspends.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal void CaptureContext() => _aux = ExecutionContextHelper.CaptureNonDefault();
+    internal void CaptureContext(PerThread state) => _aux = ExecutionContextHelper.CaptureNonDefault(state);
 
-    /// <summary>Parks a <see cref="ForeignAwait"/> in <c>_aux</c> (with the context) and returns its delegate.</summary>
-    internal Action GetForeignContinuation()
+    /// <summary>
+    /// Prepares a suspension on a non-Myriad awaiter and returns the delegate such awaiters insist
+    /// on. What the resume needs goes into <c>_aux</c>: nothing (default context, no runtime), the
+    /// context alone, the runtime alone, or both in a pooled <see cref="ForeignAwait"/>.
+    /// </summary>
+    internal Action GetForeignContinuation(PerThread state)
     {
-        var foreign = ForeignAwait.Rent(this, ExecutionContextHelper.CaptureNonDefault());
-        _aux = foreign;
-        return foreign.Continuation;
+        ExecutionContext? context = ExecutionContextHelper.CaptureNonDefault(state);
+        JobRuntime? runtime = state.Context?.Runtime;
+        _aux = runtime is null ? context
+            : context is null ? runtime
+            : ForeignAwait.Rent(state, context, runtime);
+        _awaitingForeign = true;
+        return _foreignResume ??= ResumeForeign;
     }
 
-    internal override void Execute()
+    /// <summary>
+    /// The foreign awaiter's continuation: sends the box back to the runtime the await started on
+    /// (a job must not drift off its runtime, least of all off a single-threaded one), else runs it
+    /// through the trampoline. Leaves only the context in <c>_aux</c>, where <see cref="Execute"/>
+    /// expects it.
+    /// </summary>
+    private void ResumeForeign()
     {
-        // Pending, _aux holds only what we parked there at suspension (see JobCell._aux).
+        _awaitingForeign = false;
+        PerThread state = PerThread.Current;
         object? parked = _aux;
-        ExecutionContext? context = parked as ExecutionContext;
-        if (parked is ForeignAwait foreign)
+        JobRuntime? runtime = null;
+        if (parked is not null and not ExecutionContext)
         {
-            _aux = null;
-            context = foreign.TakeContextAndReturn();
+            if (parked is ForeignAwait pair)
+            {
+                runtime = pair.ResumeOn;
+                _aux = pair.Context;
+                pair.Return(state);
+            }
+            else
+            {
+                runtime = Unsafe.As<JobRuntime>(parked);
+                _aux = null;
+            }
         }
 
-        if (context is null && ExecutionContextHelper.CurrentIsDefault)
+        if (runtime is not null && state.Context?.Runtime != runtime)
+        {
+            runtime.Schedule(this);
+        }
+        else
+        {
+            Trampoline.Dispatch(state, this);
+        }
+    }
+
+    internal override void Execute(PerThread state)
+    {
+        // Pending, _aux holds only what we parked there at suspension (see JobCell._aux): the
+        // context, or null for the default one. A runtime or a ForeignAwait is never there when
+        // the box runs: ResumeForeign swaps them for the context first.
+        ExecutionContext? context = Unsafe.As<ExecutionContext?>(_aux);
+        if (context is null && ExecutionContextHelper.IsDefault(state))
         {
             StateMachine.MoveNext();
-            ExecutionContextHelper.RestoreDefaultIfChanged();
+            ExecutionContextHelper.RestoreDefaultIfChanged(state);
         }
         else
         {
@@ -73,7 +122,7 @@ internal sealed class StateMachineBox<TStateMachine, T> : JobBox<T>
 
     internal override string? DescribeAwaiting()
     {
-        if (_aux is ForeignAwait)
+        if (_awaitingForeign)
         {
             return "a Task, ValueTask or other non-Myriad awaitable";
         }
@@ -116,6 +165,6 @@ internal sealed class StateMachineBox<TStateMachine, T> : JobBox<T>
         Diagnostics.JobDiagnostics.OnReleased(this);
         StateMachine = default!;
         ResetBox();
-        BoxPool<StateMachineBox<TStateMachine, T>>.Return(this);
+        s_pool.Return(this);
     }
 }

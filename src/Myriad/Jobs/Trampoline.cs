@@ -57,15 +57,20 @@ internal static class Trampoline
     }
 
     /// <summary>Runs a continuation (a <see cref="WorkItem"/> or an <see cref="Action"/>), inline or deferred.</summary>
-    internal static void Dispatch(object continuation)
+    internal static void Dispatch(object continuation) => Dispatch(PerThread.Current, continuation);
+
+    /// <summary><see cref="Dispatch(object)"/> for a caller that already holds this thread's state.</summary>
+    internal static void Dispatch(PerThread state, object continuation)
     {
-        if (TryEnter(out PerThread state, out int previous))
+        int previous = state.Depth;
+        if (previous < MyriadDefaults.MaxInlineDepth)
         {
+            state.Depth = previous + 1;
             try
             {
                 if (continuation is WorkItem item)
                 {
-                    item.Execute();
+                    item.Execute(state);
                 }
                 else
                 {
@@ -86,7 +91,7 @@ internal static class Trampoline
     /// <summary>Step 3: hands work that must not run deeper to the current scheduler or the thread FIFO.</summary>
     internal static void Defer(WorkItem item) => Defer(PerThread.Current, item);
 
-    private static void Defer(PerThread state, WorkItem item)
+    internal static void Defer(PerThread state, WorkItem item)
     {
         SchedulerContext? context = state.Context;
         if (context is not null)
@@ -107,7 +112,7 @@ internal static class Trampoline
         state.Depth = 1;
         try
         {
-            item.Execute();
+            item.Execute(state);
         }
         finally
         {
@@ -123,7 +128,7 @@ internal static class Trampoline
             state.Depth = 1;
             try
             {
-                item.Execute();
+                item.Execute(state);
             }
             finally
             {
@@ -136,5 +141,5 @@ internal static class Trampoline
 /// <summary>Adapts a plain <see cref="Action"/> continuation that had to be deferred.</summary>
 internal sealed class ActionWorkItem(Action action) : WorkItem
 {
-    internal override void Execute() => action();
+    internal override void Execute(PerThread state) => action();
 }

@@ -43,6 +43,8 @@ internal enum SpawnBodyKind : byte
 /// </remarks>
 internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
 {
+    private static readonly BoxPool<SpawnBox<TState, TResult>> s_pool = BoxPool<SpawnBox<TState, TResult>>.Shared;
+
     private static readonly ContextCallback s_runBody = static s => ((SpawnBox<TState, TResult>)s!).RunBody();
 
     private TState _state = default!;
@@ -61,7 +63,7 @@ internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
 
     internal static SpawnBox<TState, TResult> Rent(JobRuntime runtime, TState state, object body, SpawnBodyKind kind, bool detached, CancellationToken cancellationToken)
     {
-        SpawnBox<TState, TResult> box = BoxPool<SpawnBox<TState, TResult>>.Rent() ?? new();
+        SpawnBox<TState, TResult> box = s_pool.Rent() ?? new();
         box._state = state;
         box._body = body;
         box._kind = kind;
@@ -81,14 +83,14 @@ internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
 
     internal override string Describe() => _body is Delegate d ? $"spawned {d.Method.Name}" : "spawned job";
 
-    internal override void Execute()
+    internal override void Execute(PerThread state)
     {
         switch (Volatile.Read(ref _claim))
         {
             case Queued:
                 if (TryClaim())
                 {
-                    Start();
+                    Start(state);
                 }
 
                 break;
@@ -112,7 +114,7 @@ internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
             SchedulerContext? previous = _runtime!.EnterInlineRun(this);
             try
             {
-                Start();
+                Start(PerThread.Current);
             }
             finally
             {
@@ -136,7 +138,7 @@ internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
         return false;
     }
 
-    private void Start()
+    private void Start(PerThread state)
     {
         if (_cancellationToken.IsCancellationRequested)
         {
@@ -145,10 +147,10 @@ internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
         }
 
         ExecutionContext? context = _context;
-        if (context is null && ExecutionContextHelper.CurrentIsDefault)
+        if (context is null && ExecutionContextHelper.IsDefault(state))
         {
             RunBody();
-            ExecutionContextHelper.RestoreDefaultIfChanged();
+            ExecutionContextHelper.RestoreDefaultIfChanged(state);
         }
         else
         {
@@ -244,7 +246,7 @@ internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
 
             _runtime = null;
             ResetBox();
-            BoxPool<SpawnBox<TState, TResult>>.Return(this);
+            s_pool.Return(this);
             return;
         }
 
@@ -262,6 +264,6 @@ internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
     {
         _runtime = null;
         ResetBox();
-        BoxPool<SpawnBox<TState, TResult>>.Return(this);
+        s_pool.Return(this);
     }
 }

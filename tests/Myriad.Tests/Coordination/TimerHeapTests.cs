@@ -76,7 +76,7 @@ public sealed class TimerHeapTests
 
     private sealed class NoWork : WorkItem
     {
-        internal override void Execute()
+        internal override void Execute(Myriad.Internal.PerThread state)
         {
         }
     }

@@ -23,7 +23,7 @@ public class JobCellStressTests
     {
         public int Runs;
 
-        internal override void Execute() => Interlocked.Increment(ref Runs);
+        internal override void Execute(Myriad.Internal.PerThread state) => Interlocked.Increment(ref Runs);
     }
 
     [Fact]
@@ -80,7 +80,7 @@ public class JobCellStressTests
             var held = new List<Token>(4);
             for (int i = 0; i < iterations; i++)
             {
-                Token token = BoxPool<Token>.Rent() ?? new Token();
+                Token token = BoxPool<Token>.Shared.Rent() ?? new Token();
                 if (Interlocked.Increment(ref token.Owners) != 1)
                 {
                     Interlocked.Increment(ref violations);
@@ -92,7 +92,7 @@ public class JobCellStressTests
                     foreach (Token t in held)
                     {
                         Interlocked.Decrement(ref t.Owners);
-                        BoxPool<Token>.Return(t);
+                        BoxPool<Token>.Shared.Return(t);
                     }
 
                     held.Clear();

@@ -11,7 +11,7 @@ public class LocalQueueTests
     {
         public int Id { get; } = id;
 
-        internal override void Execute()
+        internal override void Execute(Myriad.Internal.PerThread state)
         {
         }
     }
