@@ -1,3 +1,4 @@
+using Myriad.Internal;
 using System;
 using System.Diagnostics;
 using System.Threading;

@@ -1,3 +1,4 @@
+using Myriad.Internal;
 using System.Threading;
 using Myriad.Jobs;
 

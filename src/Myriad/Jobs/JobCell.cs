@@ -195,9 +195,6 @@ internal abstract class JobCell : WorkItem
     /// <summary>Invalidates outstanding handles without clearing the outcome.</summary>
     private protected void InvalidateTokens() => _version++;
 
-    /// <summary>While pending: parks the ExecutionContext to resume in (see <see cref="_aux"/>).</summary>
-    internal void ParkContext(ExecutionContext? context) => _aux = context;
-
     /// <summary>Only boxes that are also queued work override this; a plain cell is never scheduled.</summary>
     internal override void Execute(PerThread state) => Debug.Fail("a completion cell is not runnable");
 }

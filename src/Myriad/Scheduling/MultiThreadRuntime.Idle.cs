@@ -40,7 +40,7 @@ public sealed partial class MultiThreadRuntime
     /// </remarks>
     internal sealed class IdleCoordinator(MultiThreadRuntime runtime)
     {
-        private readonly object _lock = new();
+        private readonly Lock _lock = new();
         private readonly Stack<Worker> _idleStack = new();
         private int _searching;
         private int _idleCount;

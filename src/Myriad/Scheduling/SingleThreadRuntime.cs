@@ -20,7 +20,7 @@ namespace Myriad.Scheduling;
 /// </remarks>
 public abstract class SingleThreadRuntime : JobRuntime
 {
-    private readonly object _lock = new();
+    private readonly Lock _lock = new();
     private readonly WorkQueue _queue = new();
     private readonly Driver _driver;
     private int _driving;

@@ -1,9 +1,9 @@
 using System.Threading;
-using Myriad.Coordination;
+using Myriad.Internal;
 using Myriad.Tests.Support;
 using Xunit;
 
-namespace Myriad.Tests.Coordination;
+namespace Myriad.Tests.Internal;
 
 /// <summary>The spin lock under contention: mutual exclusion (no lost update of a plain counter) and progress.</summary>
 [Trait("Category", "Stress")]

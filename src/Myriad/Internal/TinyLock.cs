@@ -1,10 +1,11 @@
 using System.Runtime.CompilerServices;
 using System.Threading;
 
-namespace Myriad.Coordination;
+namespace Myriad.Internal;
 
 /// <summary>
-/// A one-word spin lock guarding the short critical sections of channels and coordination primitives
+/// A one-word spin lock guarding short critical sections: channels, coordination primitives and the
+/// runtime's injection queue
 /// (a few pointer moves; never user code, never a completion).
 /// </summary>
 /// <remarks>
