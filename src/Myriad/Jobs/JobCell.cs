@@ -16,8 +16,8 @@ namespace Myriad.Jobs;
 /// <para><b>State.</b> All completion state lives in <see cref="_continuation"/>:</para>
 /// <list type="bullet">
 /// <item><c>null</c>: pending, nobody waits yet.</item>
-/// <item>a continuation (<see cref="WorkItem"/> or <see cref="Action"/>): pending, one awaiter
-/// registered. Only one may ever be registered per version.</item>
+/// <item>a continuation (<see cref="WorkItem"/>, <see cref="Action"/> or <see cref="CellObserver"/>):
+/// pending, one awaiter registered. Only one may ever be registered per version.</item>
 /// <item><see cref="s_completed"/>: completed; the outcome is visible. Once set it is never unset
 /// until the box is reset for reuse, which only happens after the outcome was consumed.</item>
 /// </list>
@@ -28,7 +28,8 @@ namespace Myriad.Jobs;
 ///    one else may write the field then). Either way the writes of step 1 are visible to anyone
 ///    who sees the sentinel.
 /// 3. If the exchange returned a continuation, the completer dispatches it through the
-///    <see cref="Trampoline"/>: inline while the stack is shallow, queued when it is deep.</para>
+///    <see cref="Trampoline"/>: inline while the stack is shallow, queued when it is deep. A
+///    <see cref="CellObserver"/> is called inline instead (it runs no nested user code).</para>
 /// <para><b>Registration protocol.</b>
 /// 1. The awaiter compare-exchanges its continuation into a null <see cref="_continuation"/>.
 /// 2. If that found <see cref="s_completed"/>, completion won the race: the awaiter dispatches its
@@ -115,7 +116,32 @@ internal abstract class JobCell : WorkItem
 
         Debug.Assert(!ReferenceEquals(continuation, s_completed), "completed twice");
         Volatile.Write(ref _continuation, s_completed);
-        Trampoline.Dispatch(continuation);
+        DispatchContinuation(continuation);
+    }
+
+    /// <summary>Step 3: an observer is told inline (it runs no nested user code); anything else goes through the trampoline.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void DispatchContinuation(object continuation)
+    {
+        if (continuation is CellObserver observer)
+        {
+            observer.OnCellCompleted(this);
+        }
+        else
+        {
+            Trampoline.Dispatch(continuation);
+        }
+    }
+
+    /// <summary>
+    /// For a <see cref="CellObserver"/>: takes the failure (null on success), discards any result and
+    /// releases the cell, which the observer's registration consumed.
+    /// </summary>
+    internal Exception? ConsumeForObserver()
+    {
+        Exception? error = ErrorUnchecked;
+        Release();
+        return error;
     }
 
     /// <summary>Registers the one continuation (a <see cref="WorkItem"/> or an <see cref="Action"/>).</summary>
@@ -131,7 +157,7 @@ internal abstract class JobCell : WorkItem
 
         if (ReferenceEquals(previous, s_completed))
         {
-            Trampoline.Dispatch(continuation);
+            DispatchContinuation(continuation);
             return;
         }
 

@@ -96,6 +96,11 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
 
     internal void OnJobCompleted() => _completed.Increment();
 
+    /// <summary>The shared continuation of detached spawns' pending jobs (see <see cref="Scheduling.DetachedJobObserver"/>).</summary>
+    internal CellObserver DetachedObserver => _detachedObserver ??= new DetachedJobObserver(this);
+
+    private CellObserver? _detachedObserver;
+
     internal void RaiseUnobservedException(Exception exception)
     {
         Interlocked.Increment(ref _unobserved);

@@ -30,7 +30,9 @@ internal enum SpawnBodyKind : byte
 /// blocking waiter (<see cref="TryRunInline"/>) wins the 0 -> 1 exchange and runs the body.</item>
 /// <item>1 <c>Running</c>: the body runs, or the job finished.</item>
 /// <item>2 <c>AwaitingInner</c>: the body returned a pending job, and this box is registered as
-/// that job's continuation (no delegate: a million pending spawns would pay 64 bytes each).</item>
+/// that job's continuation (no delegate: a million pending spawns would pay 64 bytes each). A
+/// detached spawn never enters this state: the runtime's shared <see cref="DetachedJobObserver"/>
+/// observes the inner job instead and the box is recycled at once.</item>
 /// </list>
 /// <para><see cref="Execute"/> therefore has two callers: a queue entry (start) and the inner job's
 /// completion (finish). A queue may still hold a stale entry for a box after a waiter ran it inline
@@ -192,6 +194,18 @@ internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
                 return;
             }
 
+            if (_detached)
+            {
+                // Nobody holds this box's handle, so nothing needs it while the inner job runs:
+                // the runtime's shared observer reports the inner job's outcome, and the box goes
+                // back to the pool now rather than living as long as the job (a million suspended
+                // detached jobs would otherwise keep a million boxes).
+                JobRuntime runtime = _runtime!;
+                inner._box!.OnCompleted(runtime.DetachedObserver, inner._token);
+                RecycleDetached();
+                return;
+            }
+
             // Publish the inner handle and the state before registering: the inner job may
             // complete (and call Execute) the moment the registration lands.
             _inner = inner;
@@ -244,9 +258,7 @@ internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
                 runtime.RaiseUnobservedException(error);
             }
 
-            _runtime = null;
-            ResetBox();
-            s_pool.Return(this);
+            RecycleDetached();
             return;
         }
 
@@ -258,6 +270,18 @@ internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
         {
             SetException(error);
         }
+    }
+
+    /// <summary>A detached box (no handle exists) is reset and pooled as soon as it has nothing left to do.</summary>
+    private void RecycleDetached()
+    {
+        _state = default!;
+        _body = null;
+        _context = null;
+        _cancellationToken = default;
+        _runtime = null;
+        ResetBox();
+        s_pool.Return(this);
     }
 
     private protected override void Release()

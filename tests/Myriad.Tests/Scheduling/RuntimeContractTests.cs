@@ -164,6 +164,61 @@ public abstract class RuntimeContractTests : IDisposable
         Assert.IsType<InsufficientExecutionStackException>(seen);
     }
 
+    private static async Job FailAfter(Job<int> gate, bool cancel)
+    {
+        await gate;
+        throw cancel ? new OperationCanceledException("quiet") : new TimeZoneNotFoundException("after suspending");
+    }
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void SpawnDetached_FailsAfterSuspending_ReportedUnlessCanceledAndCounted(bool cancel)
+    {
+        // A detached job that suspends is observed by the runtime's shared observer (its spawn box
+        // is recycled at once): the failure must still be reported, a cancellation not, and the job
+        // must count as completed either way.
+        var reported = new System.Collections.Concurrent.ConcurrentQueue<Exception>();
+        Runtime.UnobservedException += (_, e) => reported.Enqueue(e.Exception);
+        var gates = new Promise<int>[20];
+        long before = Runtime.CompletedCount;
+        TestHelpers.OnThread(() =>
+        {
+            for (int i = 0; i < gates.Length; i++)
+            {
+                gates[i] = new Promise<int>();
+                Runtime.SpawnDetached((gates[i].Job, cancel), static s => FailAfter(s.Job, s.cancel));
+            }
+
+            Runtime.Run(static () => Job.FromResult(0));
+            if (Runtime is SingleThreadRuntime single)
+            {
+                single.RunUntilIdle();
+            }
+
+            foreach (Promise<int> gate in gates)
+            {
+                gate.SetResult(0);
+            }
+
+            if (Runtime is SingleThreadRuntime again)
+            {
+                again.RunUntilIdle();
+            }
+
+            Assert.True(SpinWait.SpinUntil(() => Runtime.CompletedCount - before >= gates.Length, TimeSpan.FromSeconds(30)));
+        });
+        if (cancel)
+        {
+            Assert.Empty(reported);
+        }
+        else
+        {
+            Assert.Equal(gates.Length, reported.Count);
+            Assert.All(reported, e => Assert.IsType<TimeZoneNotFoundException>(e));
+        }
+    }
+
     private static readonly AsyncLocal<int> s_local = new();
 
     [Fact]

@@ -1,0 +1,17 @@
+namespace Myriad.Jobs;
+
+/// <summary>
+/// A continuation that is told which cell completed, so that one shared instance can observe any
+/// number of cells. Registered like any continuation (<see cref="JobCell.OnCompleted"/>); the
+/// completing thread calls <see cref="OnCellCompleted"/> inline instead of dispatching it through
+/// the trampoline, so an implementation must be short and must not run user code that can nest.
+/// </summary>
+/// <remarks>
+/// Exists for detached spawns: a million fire-and-forget jobs, each suspended on something, would
+/// otherwise keep a million per-job objects alive only to report a failure nobody awaits.
+/// </remarks>
+internal abstract class CellObserver
+{
+    /// <summary>Called once, after <paramref name="cell"/> completed. Must consume its outcome (see <see cref="JobCell.ConsumeForObserver"/>).</summary>
+    internal abstract void OnCellCompleted(JobCell cell);
+}
