@@ -10,7 +10,8 @@ namespace Myriad.Benchmarks;
 /// One send + one receive per channel kind, through the async API of each library
 /// (<c>WriteAsync</c>/<c>ReadAsync</c> vs <c>SendAsync</c>/<c>ReceiveAsync</c>). Buffered kinds: send then
 /// receive on one thread (both complete synchronously). Unbuffered: 1000 round trips between two jobs (a rendezvous needs a
-/// partner), figures per round trip. One select over two channels.
+/// partner), figures per round trip. One select over two channels, and one over four channels of
+/// mixed element types and operations with one case ready.
 /// </summary>
 [Config(typeof(BenchConfig))]
 [CategoriesColumn]
@@ -24,6 +25,10 @@ public class ChannelBenchmarks
     private Chan<int> _unbounded = null!;
     private Chan<int> _selectA = null!;
     private Chan<int> _selectB = null!;
+    private Chan<int> _select4Int = null!;
+    private Chan<string> _select4String = null!;
+    private Chan<long> _select4Full = null!;
+    private Chan<int> _select4Ready = null!;
     private Channel<int> _tplBounded = null!;
     private Channel<int> _tplUnbounded = null!;
 
@@ -35,6 +40,11 @@ public class ChannelBenchmarks
         _unbounded = Chan.Unbounded<int>();
         _selectA = Chan.Bounded<int>(1);
         _selectB = Chan.Bounded<int>(1);
+        _select4Int = Chan.Bounded<int>(1);
+        _select4String = Chan.Bounded<string>(1);
+        _select4Full = Chan.Bounded<long>(1);
+        _select4Full.TrySend(7);
+        _select4Ready = Chan.Bounded<int>(1);
         _tplBounded = Channel.CreateBounded<int>(1024);
         _tplUnbounded = Channel.CreateUnbounded<int>();
     }
@@ -82,6 +92,25 @@ public class ChannelBenchmarks
     {
         _selectB.TrySend(1);
         return Select.Receive(_selectA).Receive(_selectB).AsJob().Wait();
+    }
+
+    /// <summary>
+    /// One select over four channels of three element types, one case ready: receive from an empty
+    /// <c>Chan&lt;int&gt;</c>, receive from an empty <c>Chan&lt;string&gt;</c>, send to a full
+    /// <c>Chan&lt;long&gt;</c>, and receive from a <c>Chan&lt;int&gt;</c> that holds an item (put there by
+    /// the <c>TrySend</c> that opens each invocation). The select commits at once; the losing cases
+    /// must consume and complete nothing.
+    /// </summary>
+    [Benchmark, BenchmarkCategory("select4")]
+    public int Select4_OneReady_Myriad()
+    {
+        _select4Ready.TrySend(1);
+        return Select.Receive(_select4Int)
+            .Receive(_select4String)
+            .Send(_select4Full, 8L)
+            .Receive(_select4Ready)
+            .AsJob()
+            .Wait();
     }
 
     private static async Task<long> TplPingPong()

@@ -38,8 +38,6 @@ internal sealed class StateMachineBox<TStateMachine, T> : JobBox<T>
     /// <summary>The delegate non-Myriad awaiters get; created once per box object and kept across reuse.</summary>
     private Action? _foreignResume;
 
-    /// <summary>Diagnostics: suspended on a non-Myriad awaiter.</summary>
-    private bool _awaitingForeign;
 
     internal static StateMachineBox<TStateMachine, T> Rent(PerThread state) => s_pool.Rent(state) ?? new();
 
@@ -59,7 +57,6 @@ internal sealed class StateMachineBox<TStateMachine, T> : JobBox<T>
         _aux = runtime is null ? context
             : context is null ? runtime
             : ForeignAwait.Rent(state, context, runtime);
-        _awaitingForeign = true;
         return _foreignResume ??= ResumeForeign;
     }
 
@@ -71,7 +68,6 @@ internal sealed class StateMachineBox<TStateMachine, T> : JobBox<T>
     /// </summary>
     private void ResumeForeign()
     {
-        _awaitingForeign = false;
         PerThread state = PerThread.Current;
         object? parked = _aux;
         JobRuntime? runtime = null;
@@ -122,7 +118,7 @@ internal sealed class StateMachineBox<TStateMachine, T> : JobBox<T>
 
     internal override string? DescribeAwaiting()
     {
-        if (_awaitingForeign)
+        if (AwaitsForeign())
         {
             return "a Task, ValueTask or other non-Myriad awaitable";
         }
@@ -148,6 +144,33 @@ internal sealed class StateMachineBox<TStateMachine, T> : JobBox<T>
         }
 
         return null;
+    }
+
+    /// <summary>
+    /// Diagnostics only (reflection): whether the pending await is on a non-Myriad awaiter, i.e. a
+    /// compiler awaiter field (<c>&lt;&gt;u__N</c>) holds a non-empty value that is not a job awaiter.
+    /// Read from the state machine rather than kept in a flag: a flag would cost every box 8 bytes.
+    /// </summary>
+    private bool AwaitsForeign()
+    {
+        object machine = StateMachine!;
+        foreach (System.Reflection.FieldInfo field in typeof(TStateMachine).GetFields(System.Reflection.BindingFlags.Instance | System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Public))
+        {
+            if (!field.Name.StartsWith("<>u__", StringComparison.Ordinal))
+            {
+                continue;
+            }
+
+            object? value = field.GetValue(machine);
+            bool empty = value is null
+                || (field.FieldType.IsValueType && value.Equals(Activator.CreateInstance(field.FieldType)));
+            if (!empty && value is not IJobAwaiter)
+            {
+                return true;
+            }
+        }
+
+        return false;
     }
 
     /// <summary>Turns a compiler-generated state machine name ("&lt;Link&gt;d__3") into "Declaring.Link".</summary>

@@ -40,6 +40,27 @@ public class JobDiagnosticsTests
         }
     }
 
+    private static async Job<int> AwaitTask(System.Threading.Tasks.Task<int> task) => await task + 1;
+
+    [Fact]
+    public void Snapshot_JobSuspendedOnTask_SaysItAwaitsANonMyriadAwaitable()
+    {
+        JobDiagnostics.TrackLiveJobs = true;
+        try
+        {
+            var source = new System.Threading.Tasks.TaskCompletionSource<int>();
+            Job<int> job = AwaitTask(source.Task);
+            LiveJob live = Assert.Single(JobDiagnostics.Snapshot(), j => j.Method.EndsWith("AwaitTask"));
+            Assert.Contains("non-Myriad awaitable", live.Awaiting);
+            source.SetResult(1);
+            Assert.Equal(2, job.Wait());
+        }
+        finally
+        {
+            JobDiagnostics.TrackLiveJobs = false;
+        }
+    }
+
     [Fact]
     public void TrackingOff_SnapshotIsEmptyOfNewJobs()
     {
