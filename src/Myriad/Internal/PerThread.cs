@@ -31,6 +31,9 @@ internal sealed class PerThread
     /// <summary>A runtime this (plain) thread owes a worker wake-up; see the lazy-wake protocol.</summary>
     internal MultiThreadRuntime? PendingWake;
 
+    /// <summary>A spare blocking waiter (see <see cref="Jobs.BlockingWaiter"/>), so that a blocking wait allocates nothing.</summary>
+    internal Jobs.BlockingWaiter? CachedWaiter;
+
     /// <summary>The per-thread stacks of <see cref="BoxPool{T}"/>, indexed by pooled type; grows on demand.</summary>
     internal PoolStack?[] Pools = [];
 

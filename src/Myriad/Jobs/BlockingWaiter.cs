@@ -24,21 +24,20 @@ namespace Myriad.Jobs;
 /// </remarks>
 internal sealed class BlockingWaiter : WorkItem
 {
-    [ThreadStatic] private static BlockingWaiter? t_cached;
-
     private volatile bool _done;
     private SchedulerContext? _context;
 
     internal static void Wait(JobCell cell, short token)
     {
-        SchedulerContext? context = SchedulerContext.Current;
+        PerThread state = PerThread.Current;
+        SchedulerContext? context = state.Context;
         if (context is { CanHelpWhileWaiting: false })
         {
             context = null;
         }
 
-        BlockingWaiter waiter = t_cached ?? new BlockingWaiter();
-        t_cached = null; // a nested wait (from work run by strategy 2) takes a fresh waiter
+        BlockingWaiter waiter = state.CachedWaiter ?? new BlockingWaiter();
+        state.CachedWaiter = null; // a nested wait (from work run by strategy 2) takes a fresh waiter
         waiter._done = false;
 
         if (context is null && cell.OwnerRuntime is SingleThreadRuntime single)
@@ -46,13 +45,13 @@ internal sealed class BlockingWaiter : WorkItem
             // Nobody else will run a single-threaded runtime's jobs: the waiting thread drives it.
             waiter._context = null;
             single.DriveUntilComplete(cell, token, waiter);
-            t_cached = waiter;
+            state.CachedWaiter = waiter;
             return;
         }
 
-        if (cell.TryRunInline() && cell.IsCompletedUnchecked)
+        if (cell.TryRunInline(state) && cell.IsCompletedUnchecked)
         {
-            t_cached = waiter;
+            state.CachedWaiter = waiter;
             return;
         }
 
@@ -79,7 +78,7 @@ internal sealed class BlockingWaiter : WorkItem
 
             if (!waiter._done)
             {
-                MultiThreadRuntime.PayOwedWake();
+                MultiThreadRuntime.PayOwedWake(state);
                 lock (waiter)
                 {
                     while (!waiter._done)
@@ -91,7 +90,7 @@ internal sealed class BlockingWaiter : WorkItem
         }
 
         waiter._context = null;
-        t_cached = waiter;
+        state.CachedWaiter = waiter;
     }
 
     internal bool IsDone => _done;

@@ -178,7 +178,7 @@ internal abstract class JobCell : WorkItem
     /// For a job that has not started yet (a spawned job still in a queue): claim it and run it on
     /// the calling thread. Returns false when the cell is not of that kind or somebody else claimed it.
     /// </summary>
-    internal virtual bool TryRunInline() => false;
+    internal virtual bool TryRunInline(PerThread state) => false;
 
     /// <summary>The runtime a spawned job belongs to; null for cells that are not spawned jobs.</summary>
     internal virtual Scheduling.JobRuntime? OwnerRuntime => null;

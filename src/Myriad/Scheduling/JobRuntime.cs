@@ -84,15 +84,18 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     /// <summary>Queues an item from any thread. Implementations must accept items after disposal (see <see cref="ScheduleAfterDisposal"/>).</summary>
     internal abstract void Schedule(WorkItem item);
 
+    /// <summary><see cref="Schedule(WorkItem)"/> for a caller that already holds the thread's state.</summary>
+    internal virtual void Schedule(WorkItem item, PerThread state) => Schedule(item);
+
     /// <summary>Work that arrives after disposal (continuations of abandoned jobs) runs on the .NET thread pool, so it is neither lost nor stuck.</summary>
     internal static void ScheduleAfterDisposal(WorkItem item) =>
         ThreadPool.UnsafeQueueUserWorkItem(static i => Trampoline.RunFromScheduler(i), item, preferLocal: false);
 
     /// <summary>
     /// A thread that waits for an unstarted spawned job is about to run it itself. Returns the
-    /// thread's scheduler context to restore afterwards (see <see cref="SchedulerContext.Leave"/>).
+    /// thread's scheduler context to restore afterwards (see <see cref="SchedulerContext.Leave(SchedulerContext?)"/>).
     /// </summary>
-    internal virtual SchedulerContext? EnterInlineRun(WorkItem item) => SchedulerContext.Current;
+    internal virtual SchedulerContext? EnterInlineRun(WorkItem item, PerThread state) => state.Context;
 
     internal void OnJobCompleted() => _completed.Increment();
 
@@ -122,10 +125,11 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     private Job<TResult> SpawnCore<TState, TResult>(TState state, object body, SpawnBodyKind kind, bool detached, CancellationToken cancellationToken)
     {
         ThrowIfDisposed();
-        SpawnBox<TState, TResult> box = SpawnBox<TState, TResult>.Rent(this, state, body, kind, detached, cancellationToken);
+        PerThread thread = PerThread.Current;
+        SpawnBox<TState, TResult> box = SpawnBox<TState, TResult>.Rent(thread, this, state, body, kind, detached, cancellationToken);
         short token = box.Version;
         _spawned.Increment();
-        Schedule(box);
+        Schedule(box, thread);
         return detached ? default : new Job<TResult>(box, token);
     }
 

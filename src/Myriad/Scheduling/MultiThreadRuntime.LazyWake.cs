@@ -21,7 +21,7 @@ public sealed partial class MultiThreadRuntime
     /// tiny tasks make the .NET thread pool burn every core (experiment E5). Yet a plain thread that
     /// spawns a job very often waits for it at once, and then runs it itself
     /// (<see cref="EnterInlineRun"/>), which needs no worker at all.</para>
-    /// <para>A worker that spawns a single job follows the same idea (see <see cref="Schedule"/>):
+    /// <para>A worker that spawns a single job follows the same idea (see <see cref="Schedule(WorkItem, PerThread)"/>):
     /// it most likely runs that job next itself, so the wake is left to the timer, which pays it
     /// only if the job is still queued when it fires.</para>
     /// <para><b>Protocol.</b>
@@ -41,7 +41,7 @@ public sealed partial class MultiThreadRuntime
     /// armed. The cost is a start latency of at most the delay for a job spawned from a plain thread
     /// that then neither waits, awaits nor spawns again.</para>
     /// </remarks>
-    private void ScheduleFromOutside(WorkItem item)
+    private void ScheduleFromOutside(WorkItem item, PerThread state)
     {
         _global.Enqueue(item);
         int delay = _options.LazyWakeDelayMilliseconds;
@@ -51,8 +51,8 @@ public sealed partial class MultiThreadRuntime
             return;
         }
 
-        PayOwedWake();
-        PerThread.Current.PendingWake = this;
+        PayOwedWake(state);
+        state.PendingWake = this;
         ArmWakeTimer();
     }
 
@@ -71,9 +71,11 @@ public sealed partial class MultiThreadRuntime
     }
 
     /// <summary>Step 4: pays the wake this thread owes, if any.</summary>
-    internal static void PayOwedWake()
+    internal static void PayOwedWake() => PayOwedWake(PerThread.CurrentOrNull);
+
+    /// <summary><see cref="PayOwedWake()"/> for a caller that already holds the thread's state.</summary>
+    internal static void PayOwedWake(PerThread? state)
     {
-        PerThread? state = PerThread.CurrentOrNull;
         MultiThreadRuntime? runtime = state?.PendingWake;
         if (runtime is not null)
         {
@@ -89,10 +91,9 @@ public sealed partial class MultiThreadRuntime
     /// Step 5: a plain thread runs a job it spawned; take its queue entry back, and let the thread act
     /// as a guest of the runtime for the synchronous part of the job (see <see cref="GuestContext"/>).
     /// </summary>
-    internal override SchedulerContext? EnterInlineRun(WorkItem item)
+    internal override SchedulerContext? EnterInlineRun(WorkItem item, PerThread state)
     {
         _global.TryTakeBackLast(item);
-        PerThread state = PerThread.Current;
         if (state.PendingWake == this && _global.IsEmpty)
         {
             state.PendingWake = null;

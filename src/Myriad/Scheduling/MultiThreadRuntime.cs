@@ -84,9 +84,11 @@ public sealed partial class MultiThreadRuntime : JobRuntime
 
     internal bool IsShuttingDown => _shutdown;
 
-    internal override void Schedule(WorkItem item)
+    internal override void Schedule(WorkItem item) => Schedule(item, PerThread.Current);
+
+    internal override void Schedule(WorkItem item, PerThread state)
     {
-        if (SchedulerContext.Current is Worker worker && worker.Runtime == this)
+        if (state.Context is Worker worker && worker.Runtime == this)
         {
             worker.PushLocal(item);
 
@@ -113,7 +115,7 @@ public sealed partial class MultiThreadRuntime : JobRuntime
             return;
         }
 
-        ScheduleFromOutside(item);
+        ScheduleFromOutside(item, state);
 
         // Closing the window where the last worker exits between the check above and the enqueue:
         // whoever observes "all workers gone" after queuing moves what is left to the thread pool.

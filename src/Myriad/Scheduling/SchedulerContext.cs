@@ -45,4 +45,7 @@ internal abstract class SchedulerContext
     }
 
     internal static void Leave(SchedulerContext? previous) => PerThread.Current.Context = previous;
+
+    /// <summary><see cref="Leave(SchedulerContext?)"/> for a caller that already holds the thread's state.</summary>
+    internal static void Leave(PerThread state, SchedulerContext? previous) => state.Context = previous;
 }

@@ -101,7 +101,7 @@ public abstract class SingleThreadRuntime : JobRuntime
             if (cell is not null)
             {
                 waiter!.BindContext(_driver);
-                cell.TryRunInline();
+                cell.TryRunInline(PerThread.Current);
                 cell.OnCompleted(waiter!, token);
             }
 

@@ -63,15 +63,15 @@ internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
     private const int Running = 1;
     private const int AwaitingInner = 2;
 
-    internal static SpawnBox<TState, TResult> Rent(JobRuntime runtime, TState state, object body, SpawnBodyKind kind, bool detached, CancellationToken cancellationToken)
+    internal static SpawnBox<TState, TResult> Rent(PerThread thread, JobRuntime runtime, TState state, object body, SpawnBodyKind kind, bool detached, CancellationToken cancellationToken)
     {
-        SpawnBox<TState, TResult> box = s_pool.Rent() ?? new();
+        SpawnBox<TState, TResult> box = s_pool.Rent(thread) ?? new();
         box._state = state;
         box._body = body;
         box._kind = kind;
         box._detached = detached;
         box._cancellationToken = cancellationToken;
-        box._context = ExecutionContextHelper.CaptureNonDefault();
+        box._context = ExecutionContextHelper.CaptureNonDefault(thread);
         box._runtime = runtime;
         Volatile.Write(ref box._claim, Queued); // last: publishes the fields above to whoever claims
         return box;
@@ -109,18 +109,18 @@ internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
         }
     }
 
-    internal override bool TryRunInline()
+    internal override bool TryRunInline(PerThread state)
     {
         if (TryClaim())
         {
-            SchedulerContext? previous = _runtime!.EnterInlineRun(this);
+            SchedulerContext? previous = _runtime!.EnterInlineRun(this, state);
             try
             {
-                Start(PerThread.Current);
+                Start(state);
             }
             finally
             {
-                SchedulerContext.Leave(previous);
+                SchedulerContext.Leave(state, previous);
             }
 
             return true;
