@@ -131,8 +131,10 @@ internal static class ExecutionContextHelper
                 ok = ReferenceEquals(ThreadSynchronizationContext(self), context);
                 GC.KeepAlive(local);
             }
-            catch (MissingMemberException)
+            catch (Exception)
             {
+                // MissingFieldException for a renamed field, or anything else a runtime without
+                // these fields (or without UnsafeAccessor) throws: fall back to the public API.
                 ok = false;
             }
         });

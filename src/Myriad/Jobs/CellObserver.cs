@@ -4,7 +4,8 @@ namespace Myriad.Jobs;
 /// A continuation that is told which cell completed, so that one shared instance can observe any
 /// number of cells. Registered like any continuation (<see cref="JobCell.OnCompleted"/>); the
 /// completing thread calls <see cref="OnCellCompleted"/> inline instead of dispatching it through
-/// the trampoline, so an implementation must be short and must not run user code that can nest.
+/// the trampoline, so an implementation must be short, must not throw, and must not run user code
+/// that can nest (an event it raises must be guarded, as <see cref="Scheduling.JobRuntime.RaiseUnobservedException"/> is).
 /// </summary>
 /// <remarks>
 /// Exists for detached spawns: a million fire-and-forget jobs, each suspended on something, would

@@ -35,19 +35,25 @@ public struct JobMethodBuilder<T>
         if (Trampoline.TryEnter(out PerThread state, out int previous))
         {
             // Restores the caller's ExecutionContext and SynchronizationContext after the
-            // synchronous part, exactly as the BCL's Start does for an async Task method. No
-            // try/finally: a compiler-generated MoveNext catches every exception of the method body
-            // (it becomes the job's outcome), so nothing can unwind past this call and skip Exit.
+            // synchronous part, exactly as the BCL's Start does for an async Task method. A
+            // compiler-generated MoveNext catches the method body's exceptions, but a continuation
+            // it runs inline (through SetResult) could still throw, so both restores are in
+            // finally blocks, which cost nothing when nothing throws.
             if (ExecutionContextHelper.Direct)
             {
-                StartDirect(ref stateMachine, state.Thread);
+                StartDirect(ref stateMachine, state, previous);
             }
             else
             {
-                default(AsyncTaskMethodBuilder).Start(ref stateMachine);
+                try
+                {
+                    default(AsyncTaskMethodBuilder).Start(ref stateMachine);
+                }
+                finally
+                {
+                    Trampoline.Exit(state, previous);
+                }
             }
-
-            Trampoline.Exit(state, previous);
         }
         else
         {
@@ -59,24 +65,34 @@ public struct JobMethodBuilder<T>
 
     /// <summary>
     /// The BCL's <c>AsyncMethodBuilderCore.Start</c> with the thread taken from <see cref="PerThread"/>
-    /// instead of a second thread-static lookup (see <see cref="ExecutionContextHelper"/>). Changes of
-    /// the execution context are undone through the public <see cref="ExecutionContext.Restore"/>.
+    /// instead of a second thread-static lookup (see <see cref="ExecutionContextHelper"/>), and the
+    /// trampoline's exit in the same finally block. Changes of the execution context are undone
+    /// through the public <see cref="ExecutionContext.Restore"/>.
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static void StartDirect<TStateMachine>(ref TStateMachine stateMachine, Thread thread) where TStateMachine : IAsyncStateMachine
+    private static void StartDirect<TStateMachine>(ref TStateMachine stateMachine, PerThread state, int previousDepth) where TStateMachine : IAsyncStateMachine
     {
+        Thread thread = state.Thread;
         ExecutionContext? previousContext = ExecutionContextHelper.Peek(thread);
         SynchronizationContext? previousSync = ExecutionContextHelper.SyncContextOf(thread);
-        stateMachine.MoveNext();
-        ref SynchronizationContext? sync = ref ExecutionContextHelper.SyncContextOf(thread);
-        if (!ReferenceEquals(sync, previousSync))
+        try
         {
-            sync = previousSync;
+            stateMachine.MoveNext();
         }
-
-        if (!ReferenceEquals(ExecutionContextHelper.Peek(thread), previousContext))
+        finally
         {
-            ExecutionContext.Restore(previousContext ?? ExecutionContextHelper.Default);
+            ref SynchronizationContext? sync = ref ExecutionContextHelper.SyncContextOf(thread);
+            if (!ReferenceEquals(sync, previousSync))
+            {
+                sync = previousSync;
+            }
+
+            if (!ReferenceEquals(ExecutionContextHelper.Peek(thread), previousContext))
+            {
+                ExecutionContext.Restore(previousContext ?? ExecutionContextHelper.Default);
+            }
+
+            Trampoline.Exit(state, previousDepth);
         }
     }
 

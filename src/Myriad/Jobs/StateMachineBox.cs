@@ -38,7 +38,6 @@ internal sealed class StateMachineBox<TStateMachine, T> : JobBox<T>
     /// <summary>The delegate non-Myriad awaiters get; created once per box object and kept across reuse.</summary>
     private Action? _foreignResume;
 
-
     internal static StateMachineBox<TStateMachine, T> Rent(PerThread state) => s_pool.Rent(state) ?? new();
 
     /// <summary>Records the flowing ExecutionContext before the state machine suspends.</summary>
@@ -81,14 +80,16 @@ internal sealed class StateMachineBox<TStateMachine, T> : JobBox<T>
             }
             else
             {
-                runtime = Unsafe.As<JobRuntime>(parked);
+                // A cast, not Unsafe.As: an awaiter that broke its contract (a second call after
+                // the job completed) must fail loudly, not corrupt the heap.
+                runtime = (JobRuntime)parked;
                 _aux = null;
             }
         }
 
         if (runtime is not null && state.Context?.Runtime != runtime)
         {
-            runtime.Schedule(this);
+            runtime.Schedule(this, state);
         }
         else
         {
@@ -101,7 +102,7 @@ internal sealed class StateMachineBox<TStateMachine, T> : JobBox<T>
         // Pending, _aux holds only what we parked there at suspension (see JobCell._aux): the
         // context, or null for the default one. A runtime or a ForeignAwait is never there when
         // the box runs: ResumeForeign swaps them for the context first.
-        ExecutionContext? context = Unsafe.As<ExecutionContext?>(_aux);
+        ExecutionContext? context = _aux as ExecutionContext; // sealed: one type compare
         if (context is null && ExecutionContextHelper.IsDefault(state))
         {
             StateMachine.MoveNext();
@@ -134,7 +135,12 @@ internal sealed class StateMachineBox<TStateMachine, T> : JobBox<T>
     /// </summary>
     internal override JobCell? AwaitedCell()
     {
-        object machine = StateMachine!;
+        object? machine = StateMachine;
+        if (machine is null)
+        {
+            return null;
+        }
+
         foreach (System.Reflection.FieldInfo field in typeof(TStateMachine).GetFields(System.Reflection.BindingFlags.Instance | System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Public))
         {
             if (field.GetValue(machine) is IJobAwaiter awaiter && awaiter.Cell is JobCell cell)
@@ -147,30 +153,22 @@ internal sealed class StateMachineBox<TStateMachine, T> : JobBox<T>
     }
 
     /// <summary>
-    /// Diagnostics only (reflection): whether the pending await is on a non-Myriad awaiter, i.e. a
-    /// compiler awaiter field (<c>&lt;&gt;u__N</c>) holds a non-empty value that is not a job awaiter.
-    /// Read from the state machine rather than kept in a flag: a flag would cost every box 8 bytes.
+    /// Diagnostics only (reflection): whether the pending await is on a non-Myriad awaiter: the
+    /// state machine is suspended at an await and no job-awaiter field holds a pending cell. Read
+    /// from the state machine rather than kept in a flag: a flag would cost every box 8 bytes.
     /// </summary>
     private bool AwaitsForeign()
     {
-        object machine = StateMachine!;
-        foreach (System.Reflection.FieldInfo field in typeof(TStateMachine).GetFields(System.Reflection.BindingFlags.Instance | System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Public))
+        // Suspended (state >= 0) on an await whose awaiter is not a job awaiter. Field values
+        // cannot tell: Task.Yield's awaiter has no fields, so it reads as empty.
+        object? machine = StateMachine;
+        if (machine is null)
         {
-            if (!field.Name.StartsWith("<>u__", StringComparison.Ordinal))
-            {
-                continue;
-            }
-
-            object? value = field.GetValue(machine);
-            bool empty = value is null
-                || (field.FieldType.IsValueType && value.Equals(Activator.CreateInstance(field.FieldType)));
-            if (!empty && value is not IJobAwaiter)
-            {
-                return true;
-            }
+            return false; // a class state machine (Debug build) of a box already released
         }
 
-        return false;
+        System.Reflection.FieldInfo? stateField = typeof(TStateMachine).GetField("<>1__state", System.Reflection.BindingFlags.Instance | System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Public);
+        return stateField?.GetValue(machine) is int state && state >= 0 && AwaitedCell() is null;
     }
 
     /// <summary>Turns a compiler-generated state machine name ("&lt;Link&gt;d__3") into "Declaring.Link".</summary>

@@ -1,4 +1,5 @@
 using System;
+using System.Runtime.ExceptionServices;
 using System.Threading;
 using System.Threading.Tasks;
 using Myriad.Internal;
@@ -48,7 +49,10 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     /// <summary>A snapshot of the scheduler's queues and workers.</summary>
     public abstract Diagnostics.SchedulerStats Stats();
 
-    /// <summary>Raised when a detached job fails. Runs on the thread that completed the job; must not throw.</summary>
+    /// <summary>Raised when a detached job fails. Runs on the thread that completed the job.</summary>
+    /// <remarks>A handler should not throw. If one does, its exception is not allowed to unwind
+    /// through the completing job: it is rethrown on the thread pool, where an <c>async void</c>
+    /// method's exception would go (an unhandled exception, which ends the process by default).</remarks>
     public event EventHandler<UnobservedJobExceptionEventArgs>? UnobservedException;
 
     /// <summary>
@@ -107,7 +111,24 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     internal void RaiseUnobservedException(Exception exception)
     {
         Interlocked.Increment(ref _unobserved);
-        UnobservedException?.Invoke(this, new UnobservedJobExceptionEventArgs(exception));
+        EventHandler<UnobservedJobExceptionEventArgs>? handler = UnobservedException;
+        if (handler is null)
+        {
+            return;
+        }
+
+        try
+        {
+            handler(this, new UnobservedJobExceptionEventArgs(exception));
+        }
+        catch (Exception handlerFailure)
+        {
+            // The handler runs inside a completion (a detached job's, or a cell observer's): its
+            // exception must not unwind through the job machinery and skip the trampoline's
+            // bookkeeping or complete something twice. See the event's remarks.
+            ExceptionDispatchInfo failure = ExceptionDispatchInfo.Capture(handlerFailure);
+            ThreadPool.UnsafeQueueUserWorkItem(static f => f.Throw(), failure, preferLocal: false);
+        }
     }
 
     /// <summary>

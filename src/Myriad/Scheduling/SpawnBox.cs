@@ -200,6 +200,9 @@ internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
                 // the runtime's shared observer reports the inner job's outcome, and the box goes
                 // back to the pool now rather than living as long as the job (a million suspended
                 // detached jobs would otherwise keep a million boxes).
+                // Registration throws InvalidOperationException only for a handle that was already
+                // awaited or consumed (before anything is registered); the observer itself never
+                // throws, so the catch below cannot run after the outcome was counted.
                 JobRuntime runtime = _runtime!;
                 inner._box!.OnCompleted(runtime.DetachedObserver, inner._token);
                 RecycleDetached();

@@ -61,6 +61,50 @@ public class JobDiagnosticsTests
         }
     }
 
+    /// <summary>An awaiter with no fields (like Task.Yield's): its pending await leaves nothing in the state machine's awaiter field.</summary>
+    private readonly struct FieldlessAwaitable : System.Runtime.CompilerServices.ICriticalNotifyCompletion
+    {
+        internal static System.Action? Pending;
+
+        public FieldlessAwaitable GetAwaiter() => this;
+
+        public bool IsCompleted => false;
+
+        public void GetResult()
+        {
+        }
+
+        public void OnCompleted(System.Action continuation) => Pending = continuation;
+
+        public void UnsafeOnCompleted(System.Action continuation) => Pending = continuation;
+    }
+
+    private static async Job<int> AwaitFieldless()
+    {
+        await default(FieldlessAwaitable);
+        return 7;
+    }
+
+    [Fact]
+    public void Snapshot_JobSuspendedOnFieldlessAwaiter_StillSaysNonMyriadAwaitable()
+    {
+        JobDiagnostics.TrackLiveJobs = true;
+        try
+        {
+            Job<int> job = AwaitFieldless();
+            LiveJob live = Assert.Single(JobDiagnostics.Snapshot(), j => j.Method.EndsWith("AwaitFieldless"));
+            Assert.Contains("non-Myriad awaitable", live.Awaiting);
+            System.Action resume = FieldlessAwaitable.Pending!;
+            FieldlessAwaitable.Pending = null;
+            resume();
+            Assert.Equal(7, job.Wait());
+        }
+        finally
+        {
+            JobDiagnostics.TrackLiveJobs = false;
+        }
+    }
+
     [Fact]
     public void TrackingOff_SnapshotIsEmptyOfNewJobs()
     {
