@@ -1,5 +1,7 @@
 using System;
 using System.Diagnostics.CodeAnalysis;
+using System.Runtime.ExceptionServices;
+using System.Threading;
 
 namespace Myriad.Internal;
 
@@ -20,4 +22,17 @@ internal static class ThrowHelper
 
     [DoesNotReturn]
     internal static void ThrowObjectDisposed(string name) => throw new ObjectDisposedException(name);
+
+    /// <summary>
+    /// Where the exception of a continuation that is not Myriad's own goes (a raw <see cref="Action"/>
+    /// registered through an awaiter's <c>OnCompleted</c>, a <c>ValueTask</c> consumer's callback, an
+    /// event handler). Such code runs inline inside a completion; letting its exception unwind there
+    /// would skip the trampoline's and the builder's bookkeeping. By default it is rethrown on the
+    /// thread pool, where an <c>async void</c> method's exception goes. Tests replace the hook.
+    /// </summary>
+    internal static Action<Exception> ContinuationFailed = static exception =>
+    {
+        ExceptionDispatchInfo failure = ExceptionDispatchInfo.Capture(exception);
+        ThreadPool.UnsafeQueueUserWorkItem(static f => f.Throw(), failure, preferLocal: false);
+    };
 }

@@ -72,7 +72,7 @@ internal sealed class ForeignContinuation : WorkItem
     {
         if (_context is null)
         {
-            _action(_state);
+            Invoke();
         }
         else
         {
@@ -80,5 +80,16 @@ internal sealed class ForeignContinuation : WorkItem
         }
     }
 
-    private void Invoke() => _action(_state);
+    /// <summary>The consumer's callback; its exception must not unwind through the completion (see <see cref="ThrowHelper.ContinuationFailed"/>).</summary>
+    private void Invoke()
+    {
+        try
+        {
+            _action(_state);
+        }
+        catch (Exception exception)
+        {
+            ThrowHelper.ContinuationFailed(exception);
+        }
+    }
 }

@@ -74,7 +74,7 @@ internal static class Trampoline
                 }
                 else
                 {
-                    ((Action)continuation)();
+                    InvokeForeign((Action)continuation);
                 }
             }
             finally
@@ -85,6 +85,23 @@ internal static class Trampoline
         else
         {
             Defer(state, continuation as WorkItem ?? new ActionWorkItem((Action)continuation));
+        }
+    }
+
+    /// <summary>
+    /// Runs a continuation that is not Myriad's own. Its exception must not unwind through the
+    /// completion that runs it (see <see cref="ThrowHelper.ContinuationFailed"/>), which is also what
+    /// lets the builders' <c>Start</c> do without a finally block.
+    /// </summary>
+    internal static void InvokeForeign(Action action)
+    {
+        try
+        {
+            action();
+        }
+        catch (Exception exception)
+        {
+            ThrowHelper.ContinuationFailed(exception);
         }
     }
 
@@ -141,5 +158,5 @@ internal static class Trampoline
 /// <summary>Adapts a plain <see cref="Action"/> continuation that had to be deferred.</summary>
 internal sealed class ActionWorkItem(Action action) : WorkItem
 {
-    internal override void Execute(PerThread state) => action();
+    internal override void Execute(PerThread state) => Trampoline.InvokeForeign(action);
 }

@@ -1,5 +1,4 @@
 using System;
-using System.Runtime.ExceptionServices;
 using System.Threading;
 using System.Threading.Tasks;
 using Myriad.Internal;
@@ -126,8 +125,7 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
             // The handler runs inside a completion (a detached job's, or a cell observer's): its
             // exception must not unwind through the job machinery and skip the trampoline's
             // bookkeeping or complete something twice. See the event's remarks.
-            ExceptionDispatchInfo failure = ExceptionDispatchInfo.Capture(handlerFailure);
-            ThreadPool.UnsafeQueueUserWorkItem(static f => f.Throw(), failure, preferLocal: false);
+            ThrowHelper.ContinuationFailed(handlerFailure);
         }
     }
 
