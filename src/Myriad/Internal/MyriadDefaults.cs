@@ -21,12 +21,22 @@ internal static class MyriadDefaults
     internal static readonly int MaxInlineDepth = ReadInt("Myriad.MaxInlineDepth", 48, 1, 10_000);
 
     /// <summary>
-    /// Boxes kept per thread per box type. A hop that suspends and resumes on one thread reuses one
-    /// box; a little depth absorbs fan-out of a few jobs without touching the shared slots. 8 mirrors
-    /// the order of magnitude of the BCL's pooling builder (one per thread plus per-core slots).
+    /// Boxes kept per thread per box type, initially. A hop that suspends and resumes on one thread
+    /// reuses one box; a little depth absorbs fan-out of a few jobs without touching the shared
+    /// slots. 8 mirrors the order of magnitude of the BCL's pooling builder (one per thread plus
+    /// per-core slots). Grows on demand up to <see cref="PerThreadPoolMaxDepth"/>.
     /// AppContext key: <c>Myriad.ThreadPoolDepth</c>.
     /// </summary>
     internal static readonly int PerThreadPoolDepth = ReadInt("Myriad.ThreadPoolDepth", 8, 0, 4096);
+
+    /// <summary>
+    /// The most boxes a per-thread stack grows to (it doubles from <see cref="PerThreadPoolDepth"/>
+    /// when a return finds it full, and shrinks back after every gen-2 collection). 1024 covers the
+    /// E3 pattern, a job that spawns a batch of 1000 jobs and awaits them, so that every batch after
+    /// the first recycles its boxes instead of allocating them. AppContext key:
+    /// <c>Myriad.ThreadPoolMaxDepth</c> (never below the initial depth).
+    /// </summary>
+    internal static readonly int PerThreadPoolMaxDepth = Math.Max(PerThreadPoolDepth, ReadInt("Myriad.ThreadPoolMaxDepth", 1024, 0, 1 << 20));
 
     /// <summary>
     /// Shared pool slots per box type, as a multiple of the processor count: boxes rented on one

@@ -1,0 +1,129 @@
+using System;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+using System.Threading;
+
+namespace Myriad.Internal;
+
+/// <summary>
+/// One pooled type's per-thread stack (see <see cref="PerThread.Pools"/>): owned by its thread, so
+/// it needs no synchronisation.
+/// </summary>
+/// <remarks>
+/// <para><b>Growth.</b> The stack starts at <see cref="MyriadDefaults.PerThreadPoolDepth"/> and
+/// doubles when a return finds it full, up to <see cref="MyriadDefaults.PerThreadPoolMaxDepth"/>.
+/// A job that spawns a batch of a thousand jobs and then awaits them gets every box back before
+/// the next batch, so from the second batch on it allocates nothing; a fixed depth of 8 would
+/// allocate almost every box.</para>
+/// <para><b>Trimming.</b> What a burst left behind should not stay forever. After every gen-2
+/// collection <see cref="TrimEpoch"/> moves on; each stack notices on its owner's next return and
+/// shrinks back to its initial depth, dropping the surplus for the GC. The check is one static read
+/// per return. Only the owner ever touches a stack, so trimming is as safe as pushing.</para>
+/// </remarks>
+internal sealed class PoolStack
+{
+    private static int s_trimEpoch;
+
+    private object?[] _items = new object?[MyriadDefaults.PerThreadPoolDepth];
+    private int _epoch = Volatile.Read(ref s_trimEpoch);
+
+    internal int Count;
+
+    static PoolStack() => Gen2Trigger.Start();
+
+    /// <summary>Moves on after every gen-2 collection; a stack that saw another value trims.</summary>
+    internal static int TrimEpoch => Volatile.Read(ref s_trimEpoch);
+
+    /// <summary>The current capacity (tests and diagnostics).</summary>
+    internal int Capacity => _items.Length;
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal object? Pop()
+    {
+        int count = --Count;
+        ref object? entry = ref Unsafe.Add(ref MemoryMarshal.GetArrayDataReference(_items), count);
+        object? item = entry;
+        entry = null;
+        return item;
+    }
+
+    /// <summary>Pushes unless the stack is full at its maximum depth.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal bool TryPush(object item)
+    {
+        int count = Count;
+        object?[] items = _items;
+        if (count < items.Length && _epoch == s_trimEpoch)
+        {
+            // Through a ref: a plain store into object?[] pays the array-covariance check.
+            Unsafe.Add(ref MemoryMarshal.GetArrayDataReference(items), count) = item;
+            Count = count + 1;
+            return true;
+        }
+
+        return TryPushSlow(item);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private bool TryPushSlow(object item)
+    {
+        int epoch = Volatile.Read(ref s_trimEpoch);
+        if (_epoch != epoch)
+        {
+            _epoch = epoch;
+            Trim();
+        }
+
+        if (Count == _items.Length)
+        {
+            if (_items.Length >= MyriadDefaults.PerThreadPoolMaxDepth)
+            {
+                return false;
+            }
+
+            Array.Resize(ref _items, Math.Min(_items.Length * 2, MyriadDefaults.PerThreadPoolMaxDepth));
+        }
+
+        _items[Count++] = item;
+        return true;
+    }
+
+    /// <summary>Back to the initial depth; the surplus goes to the GC.</summary>
+    private void Trim()
+    {
+        int depth = MyriadDefaults.PerThreadPoolDepth;
+        if (_items.Length <= depth)
+        {
+            return;
+        }
+
+        var kept = new object?[depth];
+        int keep = Math.Min(Count, depth);
+        Array.Copy(_items, kept, keep);
+        _items = kept;
+        Count = keep;
+    }
+
+    /// <summary>
+    /// A finalizable object that is never reachable: the GC finalizes it, it re-registers itself and
+    /// is promoted, so from then on it is only found dead by gen-2 collections (the BCL's array pool
+    /// trims on the same signal). Each finalization moves the trim epoch on.
+    /// </summary>
+    private sealed class Gen2Trigger
+    {
+        private Gen2Trigger()
+        {
+        }
+
+        internal static void Start() => _ = new Gen2Trigger();
+
+        ~Gen2Trigger()
+        {
+            Interlocked.Increment(ref s_trimEpoch);
+            if (!Environment.HasShutdownStarted)
+            {
+                GC.ReRegisterForFinalize(this);
+            }
+        }
+    }
+}

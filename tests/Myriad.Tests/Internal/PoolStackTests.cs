@@ -1,0 +1,61 @@
+using System;
+using Myriad.Internal;
+using Xunit;
+
+namespace Myriad.Tests.Internal;
+
+public class PoolStackTests
+{
+    [Fact]
+    public void TryPush_PastInitialDepth_GrowsUntilMaximumThenRefuses()
+    {
+        var stack = new PoolStack();
+        Assert.Equal(MyriadDefaults.PerThreadPoolDepth, stack.Capacity);
+        int pushed = 0;
+        while (stack.TryPush(new object()))
+        {
+            pushed++;
+            Assert.True(pushed <= MyriadDefaults.PerThreadPoolMaxDepth, "pushed past the maximum depth");
+        }
+
+        // A gen-2 collection elsewhere in the process may trim the stack mid-way; it can only
+        // have lowered the count, never raised the bound.
+        Assert.Equal(MyriadDefaults.PerThreadPoolMaxDepth, stack.Capacity);
+        Assert.Equal(MyriadDefaults.PerThreadPoolMaxDepth, stack.Count);
+    }
+
+    [Fact]
+    public void Pop_AfterPushes_ReturnsItemsLastInFirstOut()
+    {
+        var stack = new PoolStack();
+        object a = new(), b = new();
+        Assert.True(stack.TryPush(a));
+        Assert.True(stack.TryPush(b));
+        Assert.Same(b, stack.Pop());
+        Assert.Same(a, stack.Pop());
+        Assert.Equal(0, stack.Count);
+    }
+
+    [Fact]
+    public void TryPush_AfterGen2Collection_TrimsBackToInitialDepth()
+    {
+        var stack = new PoolStack();
+        for (int i = 0; i < 100; i++)
+        {
+            Assert.True(stack.TryPush(new object()));
+        }
+
+        Assert.True(stack.Capacity >= 100);
+        int epoch = PoolStack.TrimEpoch;
+        for (int attempt = 0; attempt < 10 && PoolStack.TrimEpoch == epoch; attempt++)
+        {
+            GC.Collect(2, GCCollectionMode.Forced, blocking: true);
+            GC.WaitForPendingFinalizers();
+        }
+
+        Assert.NotEqual(epoch, PoolStack.TrimEpoch);
+        Assert.True(stack.TryPush(new object()));
+        Assert.True(stack.Capacity <= Math.Max(MyriadDefaults.PerThreadPoolDepth * 2, 1), $"capacity {stack.Capacity} after trim");
+        Assert.True(stack.Count <= MyriadDefaults.PerThreadPoolDepth + 1);
+    }
+}
