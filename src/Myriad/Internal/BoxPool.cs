@@ -55,9 +55,14 @@ internal sealed class BoxPool<T> where T : class
         {
             PoolStack?[] pools = state.Pools;
             int slot = _slot;
-            if ((uint)slot < (uint)pools.Length && pools[slot] is { Count: > 0 } stack)
+            if ((uint)slot < (uint)pools.Length && pools[slot] is { } stack)
             {
-                return Unsafe.As<T>(stack.Pop());
+                if (stack.Count > 0)
+                {
+                    return Unsafe.As<T>(stack.Pop());
+                }
+
+                stack.Starved = true;
             }
         }
 

@@ -11,7 +11,8 @@ namespace Myriad.Internal;
 /// </summary>
 /// <remarks>
 /// <para><b>Growth.</b> The stack starts at <see cref="MyriadDefaults.PerThreadPoolDepth"/> and
-/// doubles when a return finds it full, up to <see cref="MyriadDefaults.PerThreadPoolMaxDepth"/>.
+/// doubles when a return finds it full, up to <see cref="MyriadDefaults.PerThreadPoolMaxDepth"/>,
+/// but only on a thread whose rents have found it empty (<see cref="Starved"/>).
 /// A job that spawns a batch of a thousand jobs and then awaits them gets every box back before
 /// the next batch, so from the second batch on it allocates nothing; a fixed depth of 8 would
 /// allocate almost every box.</para>
@@ -28,6 +29,14 @@ internal sealed class PoolStack
     private int _epoch = Volatile.Read(ref s_trimEpoch);
 
     internal int Count;
+
+    /// <summary>
+    /// Set when a rent on this thread found the stack empty (see <see cref="BoxPool{T}"/>); cleared by
+    /// a trim. Only a thread that also rents grows its stack: a thread that only returns boxes
+    /// rented elsewhere (a worker finishing detached jobs spawned by another) would just hoard them,
+    /// and the surplus is better left to the shared slots where the renting thread can find it.
+    /// </summary>
+    internal bool Starved;
 
     static PoolStack() => Gen2Trigger.Start();
 
@@ -76,7 +85,7 @@ internal sealed class PoolStack
 
         if (Count == _items.Length)
         {
-            if (_items.Length >= MyriadDefaults.PerThreadPoolMaxDepth)
+            if (!Starved || _items.Length >= MyriadDefaults.PerThreadPoolMaxDepth)
             {
                 return false;
             }
@@ -91,6 +100,7 @@ internal sealed class PoolStack
     /// <summary>Back to the initial depth; the surplus goes to the GC.</summary>
     private void Trim()
     {
+        Starved = false;
         int depth = MyriadDefaults.PerThreadPoolDepth;
         if (_items.Length <= depth)
         {
