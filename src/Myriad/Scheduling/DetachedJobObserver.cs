@@ -1,4 +1,3 @@
-using System;
 using Myriad.Jobs;
 
 namespace Myriad.Scheduling;
@@ -10,13 +9,5 @@ namespace Myriad.Scheduling;
 /// </summary>
 internal sealed class DetachedJobObserver(JobRuntime runtime) : CellObserver
 {
-    internal override void OnCellCompleted(JobCell cell)
-    {
-        Exception? error = cell.ConsumeForObserver();
-        runtime.OnJobCompleted();
-        if (error is not null and not OperationCanceledException)
-        {
-            runtime.RaiseUnobservedException(error);
-        }
-    }
+    internal override void OnCellCompleted(JobCell cell) => runtime.OnDetachedJobCompleted(cell.ConsumeForObserver());
 }

@@ -102,6 +102,16 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
 
     internal void OnJobCompleted() => _completed.Increment();
 
+    /// <summary>A detached job ended: counts it, and reports a failure (not a cancellation) since nobody awaits it.</summary>
+    internal void OnDetachedJobCompleted(Exception? error)
+    {
+        OnJobCompleted();
+        if (error is not null and not OperationCanceledException)
+        {
+            RaiseUnobservedException(error);
+        }
+    }
+
     /// <summary>The shared continuation of detached spawns' pending jobs (see <see cref="Scheduling.DetachedJobObserver"/>).</summary>
     internal CellObserver DetachedObserver => _detachedObserver ??= new DetachedJobObserver(this);
 

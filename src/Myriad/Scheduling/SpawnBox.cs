@@ -203,9 +203,9 @@ internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
                 // Registration throws InvalidOperationException only for a handle that was already
                 // awaited or consumed (before anything is registered); the observer itself never
                 // throws, so the catch below cannot run after the outcome was counted.
-                JobRuntime runtime = _runtime!;
-                inner._box!.OnCompleted(runtime.DetachedObserver, inner._token);
-                RecycleDetached();
+                inner._box!.OnCompleted(_runtime!.DetachedObserver, inner._token);
+                DropBody();
+                Release();
                 return;
             }
 
@@ -244,26 +244,16 @@ internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
     private void Finish(TResult result, Exception? error)
     {
         JobRuntime runtime = _runtime!;
-        bool detached = _detached;
-
-        // Drop the references the body held before anyone can observe completion.
-        _state = default!;
-        _body = null;
-        _context = null;
-        _cancellationToken = default;
-        runtime.OnJobCompleted();
-
-        if (detached)
+        DropBody(); // before anyone can observe completion
+        if (_detached)
         {
             // Nobody holds a handle: report failures, then recycle at once.
-            if (error is not null && error is not OperationCanceledException)
-            {
-                runtime.RaiseUnobservedException(error);
-            }
-
-            RecycleDetached();
+            runtime.OnDetachedJobCompleted(error);
+            Release();
             return;
         }
+
+        runtime.OnJobCompleted();
 
         if (error is null)
         {
@@ -275,16 +265,13 @@ internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
         }
     }
 
-    /// <summary>A detached box (no handle exists) is reset and pooled as soon as it has nothing left to do.</summary>
-    private void RecycleDetached()
+    /// <summary>Drops the references the body held (its state, delegate, context and token).</summary>
+    private void DropBody()
     {
         _state = default!;
         _body = null;
         _context = null;
         _cancellationToken = default;
-        _runtime = null;
-        ResetBox();
-        s_pool.Return(this);
     }
 
     private protected override void Release()
