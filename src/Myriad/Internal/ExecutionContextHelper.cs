@@ -43,20 +43,9 @@ internal static class ExecutionContextHelper
 
     /// <summary><see cref="CaptureNonDefault()"/> without a thread-static lookup when the context is the default.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal static ExecutionContext? CaptureNonDefault(PerThread state)
-    {
-        if (Direct)
-        {
-            ExecutionContext? current = ThreadExecutionContext(state.Thread);
-            if (current is null || ReferenceEquals(current, Default))
-            {
-                return null;
-            }
-        }
-
+    internal static ExecutionContext? CaptureNonDefault(PerThread state) =>
         // Non-default (or no direct access): the public API also honours SuppressFlow.
-        return CaptureNonDefault();
-    }
+        Direct && IsDefaultStored(ThreadExecutionContext(state.Thread)) ? null : CaptureNonDefault();
 
     internal static bool CurrentIsDefault
     {
@@ -66,16 +55,12 @@ internal static class ExecutionContextHelper
 
     /// <summary>Whether the thread runs in the default context.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal static bool IsDefault(PerThread state)
-    {
-        if (Direct)
-        {
-            ExecutionContext? current = ThreadExecutionContext(state.Thread);
-            return current is null || ReferenceEquals(current, Default);
-        }
+    internal static bool IsDefault(PerThread state) =>
+        Direct ? IsDefaultStored(ThreadExecutionContext(state.Thread)) : CurrentIsDefault;
 
-        return CurrentIsDefault;
-    }
+    /// <summary>A context as the thread stores it: null or the default instance both mean the default (see remarks).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static bool IsDefaultStored(ExecutionContext? stored) => stored is null || ReferenceEquals(stored, Default);
 
     /// <summary>After running a continuation inline in the default context, undo any AsyncLocal it set.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
