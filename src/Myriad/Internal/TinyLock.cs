@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using System.Threading;
 
@@ -44,6 +45,28 @@ internal struct TinyLock
     /// <summary>Step 3.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal void Exit() => Volatile.Write(ref _taken, 0);
+
+    /// <summary>
+    /// Enters for a <c>using</c> block, which exits even if the section throws (an allocation that
+    /// fails, say): a spin lock left held would stall every later caller forever.
+    /// </summary>
+    [UnscopedRef]
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal Scope EnterScope()
+    {
+        Enter();
+        return new Scope(ref this);
+    }
+
+    /// <summary>A held <see cref="TinyLock"/>; disposing it exits.</summary>
+    internal readonly ref struct Scope
+    {
+        private readonly ref TinyLock _lock;
+
+        internal Scope(ref TinyLock held) => _lock = ref held;
+
+        public void Dispose() => _lock.Exit();
+    }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
     private void EnterContended()

@@ -36,22 +36,16 @@ internal sealed class InjectionQueue
 
     internal void Enqueue(WorkItem item)
     {
-        _lock.Enter();
-        try
+        using (_lock.EnterScope())
         {
             _items.Enqueue(item);
             _count = _items.Count;
-        }
-        finally
-        {
-            _lock.Exit();
         }
     }
 
     internal void EnqueueBatch(WorkItem[] batch)
     {
-        _lock.Enter();
-        try
+        using (_lock.EnterScope())
         {
             foreach (WorkItem item in batch)
             {
@@ -59,10 +53,6 @@ internal sealed class InjectionQueue
             }
 
             _count = _items.Count;
-        }
-        finally
-        {
-            _lock.Exit();
         }
     }
 
@@ -74,8 +64,7 @@ internal sealed class InjectionQueue
             return false;
         }
 
-        _lock.Enter();
-        try
+        using (_lock.EnterScope())
         {
             bool found = _items.TryDequeue(out item);
             _count = _items.Count;
@@ -85,10 +74,6 @@ internal sealed class InjectionQueue
             }
 
             return found;
-        }
-        finally
-        {
-            _lock.Exit();
         }
     }
 
@@ -107,8 +92,7 @@ internal sealed class InjectionQueue
             return false;
         }
 
-        _lock.Enter();
-        try
+        using (_lock.EnterScope())
         {
             if (!_items.TryDequeue(out item))
             {
@@ -125,10 +109,6 @@ internal sealed class InjectionQueue
             _count = _items.Count;
             return true;
         }
-        finally
-        {
-            _lock.Exit();
-        }
     }
 
     /// <summary>Removes <paramref name="item"/> if it is the most recently queued item.</summary>
@@ -139,8 +119,7 @@ internal sealed class InjectionQueue
             return false;
         }
 
-        _lock.Enter();
-        try
+        using (_lock.EnterScope())
         {
             if (_items.Count == 0 || !ReferenceEquals(_items.PeekLast(), item))
             {
@@ -151,10 +130,6 @@ internal sealed class InjectionQueue
             _count = _items.Count;
             _removals++;
             return true;
-        }
-        finally
-        {
-            _lock.Exit();
         }
     }
 }
