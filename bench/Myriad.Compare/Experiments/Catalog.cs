@@ -52,7 +52,8 @@ internal static class Catalog
             Variants =
             [
                 new Variant { Id = "tpl", Description = "`Channel.CreateBounded<int>(0)` (.NET 10 rendezvous) and plain `async Task` workers", Run = ChainChannels.Tpl },
-                new Variant { Id = "myriad", Description = "`Chan.Unbuffered<int>()` and `async Job` workers spawned on `MultiThreadRuntime`", Run = MyriadChannels.Chain },
+                new Variant { Id = "myriad", Description = "`Chan.Unbuffered<int>()` and `async Job` workers started by a direct call and handed to `runtime.Detach` (the tpl variant's shape), inside `MultiThreadRuntime`", Run = MyriadChannels.Chain },
+                new Variant { Id = "myriad-spawn", Description = "the same, but each worker spawned with `runtime.SpawnDetached` (queued, like `go worker()`)", Run = MyriadChannels.ChainSpawned },
                 GoVariant("classic daisy chain over unbuffered channels"),
             ],
             DefaultCases = [new Case(5_000), new Case(20_000), new Case(1_000_000)],

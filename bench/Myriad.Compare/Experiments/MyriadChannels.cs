@@ -6,11 +6,22 @@ namespace Myriad.Compare.Experiments;
 /// <summary>The myriad variants of chain-channels (E2, channel form) and ping-pong.</summary>
 internal static class MyriadChannels
 {
-    /// <summary>N+1 <c>Chan.Unbuffered&lt;int&gt;()</c>; N <c>async Job</c> workers spawned on the runtime; main sends 0 and reads N.</summary>
+    /// <summary>
+    /// N+1 <c>Chan.Unbuffered&lt;int&gt;()</c>; N <c>async Job</c> workers, each started by calling it
+    /// (it runs up to its first receive, like the tpl variant's <c>_ = TplWorker(...)</c>) and handed to
+    /// <c>runtime.Detach</c>; main sends 0 and reads N.
+    /// </summary>
     public static long Chain(Case c)
     {
         MultiThreadRuntime runtime = Hosts.Runtime;
-        return runtime.Run((runtime, checked((int)c.N)), static s => ChainRun(s.runtime, s.Item2));
+        return runtime.Run((runtime, checked((int)c.N)), static s => ChainRun(s.runtime, s.Item2, spawn: false));
+    }
+
+    /// <summary>As <see cref="Chain"/>, but every worker is queued with <c>runtime.SpawnDetached</c>.</summary>
+    public static long ChainSpawned(Case c)
+    {
+        MultiThreadRuntime runtime = Hosts.Runtime;
+        return runtime.Run((runtime, checked((int)c.N)), static s => ChainRun(s.runtime, s.Item2, spawn: true));
     }
 
     /// <summary>Two <c>Chan.Unbuffered&lt;int&gt;()</c>; the ponger is spawned on the runtime, the pinger runs inside <c>runtime.Run</c>.</summary>
@@ -20,7 +31,7 @@ internal static class MyriadChannels
         return runtime.Run((runtime, checked((int)c.N)), static s => PingPongRun(s.runtime, s.Item2));
     }
 
-    private static async Job<int> ChainRun(JobRuntime runtime, int n)
+    private static async Job<int> ChainRun(JobRuntime runtime, int n, bool spawn)
     {
         var channels = new Chan<int>[n + 1];
         for (int i = 0; i <= n; i++)
@@ -30,7 +41,14 @@ internal static class MyriadChannels
 
         for (int i = 0; i < n; i++)
         {
-            runtime.SpawnDetached((channels[i], channels[i + 1]), static s => ChainWorker(s.Item1, s.Item2));
+            if (spawn)
+            {
+                runtime.SpawnDetached((channels[i], channels[i + 1]), static s => ChainWorker(s.Item1, s.Item2));
+            }
+            else
+            {
+                runtime.Detach(ChainWorker(channels[i], channels[i + 1]));
+            }
         }
 
         await channels[0].SendAsync(0);

@@ -1,3 +1,4 @@
+using System;
 using Myriad.Jobs;
 
 namespace Myriad.Scheduling;
@@ -6,8 +7,22 @@ namespace Myriad.Scheduling;
 /// Observes the pending job of every detached spawn of one runtime (one instance per runtime):
 /// counts it completed and reports a failure through <see cref="JobRuntime.UnobservedException"/>,
 /// exactly as the spawn's own box would have, without keeping a per-job object alive meanwhile.
+/// A second instance per runtime, with <paramref name="countsSpawn"/> false, observes the jobs handed
+/// over by <see cref="JobRuntime.Detach(Myriad.Job)"/>: those were never spawned, so they are not
+/// counted as completed spawns.
 /// </summary>
-internal sealed class DetachedJobObserver(JobRuntime runtime) : CellObserver
+internal sealed class DetachedJobObserver(JobRuntime runtime, bool countsSpawn) : CellObserver
 {
-    internal override void OnCellCompleted(JobCell cell) => runtime.OnDetachedJobCompleted(cell.ConsumeForObserver());
+    internal override void OnCellCompleted(JobCell cell)
+    {
+        Exception? error = cell.ConsumeForObserver();
+        if (countsSpawn)
+        {
+            runtime.OnDetachedJobCompleted(error);
+        }
+        else if (error is not null and not OperationCanceledException)
+        {
+            runtime.RaiseUnobservedException(error);
+        }
+    }
 }

@@ -113,9 +113,14 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     }
 
     /// <summary>The shared continuation of detached spawns' pending jobs (see <see cref="Scheduling.DetachedJobObserver"/>).</summary>
-    internal CellObserver DetachedObserver => _detachedObserver ??= new DetachedJobObserver(this);
+    internal CellObserver DetachedObserver => _detachedObserver ??= new DetachedJobObserver(this, countsSpawn: true);
 
     private CellObserver? _detachedObserver;
+
+    /// <summary>The shared continuation of jobs handed over by <see cref="Detach(Job)"/>.</summary>
+    private CellObserver HandedOverObserver => _handedOverObserver ??= new DetachedJobObserver(this, countsSpawn: false);
+
+    private CellObserver? _handedOverObserver;
 
     internal void RaiseUnobservedException(Exception exception)
     {
@@ -214,6 +219,30 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     {
         ArgumentNullException.ThrowIfNull(body);
         SpawnCore<TState, VoidResult>(state, body, SpawnBodyKind.AsyncVoid, detached: true, cancellationToken);
+    }
+
+    /// <summary>
+    /// Takes charge of a job that is already running and that nobody will await: typically one
+    /// started by calling an <c>async Job</c> method directly (which runs it on the calling thread up
+    /// to its first suspension, the way calling an <c>async Task</c> method does). When the job ends
+    /// its pooled state is recycled, and a failure other than a cancellation raises
+    /// <see cref="UnobservedException"/>. Without this, a discarded job is never recycled and its
+    /// failure is lost.
+    /// </summary>
+    /// <remarks>Costs nothing per job: one shared observer per runtime is registered as the job's
+    /// continuation. The job keeps running wherever its awaits resume it; this does not move it onto
+    /// the runtime. It works on a disposed runtime too (the job still ends and is still reported).</remarks>
+    /// <param name="job">The job; it is consumed (it must not be awaited afterwards).</param>
+    /// <exception cref="InvalidOperationException">The job was already awaited or consumed.</exception>
+    public void Detach(Job job) => Detach(job._inner);
+
+    /// <inheritdoc cref="Detach(Job)"/>
+    public void Detach<T>(Job<T> job)
+    {
+        if (job._box is { } box)
+        {
+            box.OnCompleted(HandedOverObserver, job._token);
+        }
     }
 
     /// <summary>Fire-and-forget form of the synchronous spawn.</summary>

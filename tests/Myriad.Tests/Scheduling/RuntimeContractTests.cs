@@ -219,6 +219,71 @@ public abstract class RuntimeContractTests : IDisposable
         }
     }
 
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void Detach_JobFailsAfterSuspending_ReportedUnlessCanceled(bool cancel)
+    {
+        var reported = new System.Collections.Concurrent.ConcurrentQueue<Exception>();
+        Runtime.UnobservedException += (_, e) => reported.Enqueue(e.Exception);
+        long spawnsBefore = Runtime.CompletedCount;
+        var gates = new Promise<int>[20];
+        for (int i = 0; i < gates.Length; i++)
+        {
+            gates[i] = new Promise<int>();
+            Runtime.Detach(FailAfter(gates[i].Job, cancel)); // started directly, suspended on its gate
+        }
+
+        Assert.Empty(reported);
+        foreach (Promise<int> gate in gates)
+        {
+            gate.SetResult(0); // resumes the job inline on this thread, and it fails
+        }
+
+        if (cancel)
+        {
+            Assert.Empty(reported);
+        }
+        else
+        {
+            Assert.Equal(gates.Length, reported.Count);
+            Assert.All(reported, e => Assert.IsType<TimeZoneNotFoundException>(e));
+        }
+
+        Assert.Equal(spawnsBefore, Runtime.CompletedCount); // handed-over jobs are not spawns
+    }
+
+    [Fact]
+    public void Detach_AlreadyFailedJob_ReportsAtOnce()
+    {
+        Exception? seen = null;
+        Runtime.UnobservedException += (_, e) => seen = e.Exception;
+        Runtime.Detach(Job.FromException<int>(new DivideByZeroException("sync failure")));
+        Assert.IsType<DivideByZeroException>(seen);
+    }
+
+    [Fact]
+    public void Detach_CompletedJob_ReportsNothing()
+    {
+        int raised = 0;
+        Runtime.UnobservedException += (_, _) => raised++;
+        Runtime.Detach(Job.CompletedJob);
+        Runtime.Detach(Job.FromResult(5));
+        Assert.Equal(0, raised);
+        Assert.Equal(0, Runtime.UnobservedExceptionCount);
+    }
+
+    [Fact]
+    public void Detach_JobAlreadyAwaited_Throws()
+    {
+        var gate = new Promise<int>();
+        Job job = FailAfter(gate.Job, cancel: true);
+        Runtime.Detach(job);
+        var error = Assert.Throws<InvalidOperationException>(() => Runtime.Detach(job));
+        Assert.Contains("twice", error.Message);
+        gate.SetResult(0);
+    }
+
     private static readonly AsyncLocal<int> s_local = new();
 
     [Fact]
