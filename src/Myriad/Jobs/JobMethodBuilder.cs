@@ -31,6 +31,92 @@ public struct JobMethodBuilder<T>
     /// <summary>Runs the method's first step, inline when the stack allows it.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void Start<TStateMachine>(ref TStateMachine stateMachine) where TStateMachine : IAsyncStateMachine
+        => BuilderCore<T>.Start(ref _box, ref stateMachine);
+
+    /// <summary>Not used: boxing is done by the builder itself.</summary>
+    public void SetStateMachine(IAsyncStateMachine stateMachine) => ArgumentNullException.ThrowIfNull(stateMachine);
+
+    /// <summary>Completes the job with a result.</summary>
+    public void SetResult(T result)
+    {
+        if (_box is null)
+        {
+            _result = result;
+        }
+        else
+        {
+            _box.SetResult(result);
+        }
+    }
+
+    /// <summary>Completes the job with an exception (cancellation included).</summary>
+    public void SetException(Exception exception) => BuilderCore<T>.SetException(ref _box, exception);
+
+    /// <summary>Suspends until the awaiter completes, flowing the ExecutionContext.</summary>
+    public void AwaitOnCompleted<TAwaiter, TStateMachine>(ref TAwaiter awaiter, ref TStateMachine stateMachine)
+        where TAwaiter : INotifyCompletion
+        where TStateMachine : IAsyncStateMachine
+        => BuilderCore<T>.AwaitOnCompleted(ref _box, ref awaiter, ref stateMachine);
+
+    /// <summary>Suspends until the awaiter completes.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
+    public void AwaitUnsafeOnCompleted<TAwaiter, TStateMachine>(ref TAwaiter awaiter, ref TStateMachine stateMachine)
+        where TAwaiter : ICriticalNotifyCompletion
+        where TStateMachine : IAsyncStateMachine
+        => BuilderCore<T>.AwaitUnsafeOnCompleted(ref _box, ref awaiter, ref stateMachine);
+}
+
+/// <summary>The async method builder of <see cref="Job"/>. Used by the compiler; not for direct use.</summary>
+/// <remarks>Holds only the box, not a <see cref="JobMethodBuilder{T}"/>: that one's inline result slot,
+/// empty here, would still pad every suspended <c>async Job</c> by 8 bytes.</remarks>
+[EditorBrowsable(EditorBrowsableState.Never)]
+public struct JobMethodBuilder
+{
+    private JobBox<VoidResult>? _box;
+
+    /// <summary>Creates a builder.</summary>
+    public static JobMethodBuilder Create() => default;
+
+    /// <summary>The job this method returns.</summary>
+    public Job Task => _box is null ? default : new(new Job<VoidResult>(_box, _box.Version));
+
+    /// <summary>Runs the method's first step, inline when the stack allows it.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void Start<TStateMachine>(ref TStateMachine stateMachine) where TStateMachine : IAsyncStateMachine
+        => BuilderCore<VoidResult>.Start(ref _box, ref stateMachine);
+
+    /// <summary>Not used: boxing is done by the builder itself.</summary>
+    public void SetStateMachine(IAsyncStateMachine stateMachine) => ArgumentNullException.ThrowIfNull(stateMachine);
+
+    /// <summary>Completes the job.</summary>
+    public void SetResult() => _box?.SetResult(default);
+
+    /// <summary>Completes the job with an exception (cancellation included).</summary>
+    public void SetException(Exception exception) => BuilderCore<VoidResult>.SetException(ref _box, exception);
+
+    /// <summary>Suspends until the awaiter completes, flowing the ExecutionContext.</summary>
+    public void AwaitOnCompleted<TAwaiter, TStateMachine>(ref TAwaiter awaiter, ref TStateMachine stateMachine)
+        where TAwaiter : INotifyCompletion
+        where TStateMachine : IAsyncStateMachine
+        => BuilderCore<VoidResult>.AwaitOnCompleted(ref _box, ref awaiter, ref stateMachine);
+
+    /// <summary>Suspends until the awaiter completes.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
+    public void AwaitUnsafeOnCompleted<TAwaiter, TStateMachine>(ref TAwaiter awaiter, ref TStateMachine stateMachine)
+        where TAwaiter : ICriticalNotifyCompletion
+        where TStateMachine : IAsyncStateMachine
+        => BuilderCore<VoidResult>.AwaitUnsafeOnCompleted(ref _box, ref awaiter, ref stateMachine);
+}
+
+/// <summary>
+/// What both builders do, over a reference to the builder's box field (which lives inside the state
+/// machine: on the stack until the first suspension, then in the box itself).
+/// </summary>
+internal static class BuilderCore<T>
+{
+    /// <summary>Runs the method's first step, inline when the stack allows it.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static void Start<TStateMachine>(ref JobBox<T>? boxField, ref TStateMachine stateMachine) where TStateMachine : IAsyncStateMachine
     {
         if (Trampoline.TryEnter(out PerThread state, out int previous))
         {
@@ -59,7 +145,7 @@ public struct JobMethodBuilder<T>
         }
         else
         {
-            StateMachineBox<TStateMachine, T> box = GetBox(ref stateMachine, state);
+            StateMachineBox<TStateMachine, T> box = GetBox(ref boxField, ref stateMachine, state);
             box.CaptureContext(state);
             Trampoline.Defer(state, box);
         }
@@ -92,42 +178,13 @@ public struct JobMethodBuilder<T>
         Trampoline.Exit(state, previousDepth);
     }
 
-    /// <summary>Not used: boxing is done by the builder itself.</summary>
-    public void SetStateMachine(IAsyncStateMachine stateMachine) => ArgumentNullException.ThrowIfNull(stateMachine);
-
-    /// <summary>Completes the job with a result.</summary>
-    public void SetResult(T result)
-    {
-        if (_box is null)
-        {
-            _result = result;
-        }
-        else
-        {
-            _box.SetResult(result);
-        }
-    }
-
-    /// <summary>Completes the job with an exception (cancellation included).</summary>
-    public void SetException(Exception exception)
-    {
-        if (_box is null)
-        {
-            _box = PooledBox<T>.Faulted(exception);
-        }
-        else
-        {
-            _box.SetException(exception);
-        }
-    }
-
     /// <summary>Suspends until the awaiter completes, flowing the ExecutionContext.</summary>
-    public void AwaitOnCompleted<TAwaiter, TStateMachine>(ref TAwaiter awaiter, ref TStateMachine stateMachine)
+    internal static void AwaitOnCompleted<TAwaiter, TStateMachine>(ref JobBox<T>? boxField, ref TAwaiter awaiter, ref TStateMachine stateMachine)
         where TAwaiter : INotifyCompletion
         where TStateMachine : IAsyncStateMachine
     {
         PerThread state = PerThread.Current;
-        StateMachineBox<TStateMachine, T> box = GetBox(ref stateMachine, state);
+        StateMachineBox<TStateMachine, T> box = GetBox(ref boxField, ref stateMachine, state);
         awaiter.OnCompleted(box.GetForeignContinuation(state));
     }
 
@@ -137,12 +194,12 @@ public struct JobMethodBuilder<T>
     /// below, 32 bytes on every suspension until tiered compilation caught up.
     /// </remarks>
     [MethodImpl(MethodImplOptions.AggressiveOptimization)]
-    public void AwaitUnsafeOnCompleted<TAwaiter, TStateMachine>(ref TAwaiter awaiter, ref TStateMachine stateMachine)
+    internal static void AwaitUnsafeOnCompleted<TAwaiter, TStateMachine>(ref JobBox<T>? boxField, ref TAwaiter awaiter, ref TStateMachine stateMachine)
         where TAwaiter : ICriticalNotifyCompletion
         where TStateMachine : IAsyncStateMachine
     {
         PerThread state = PerThread.Current;
-        StateMachineBox<TStateMachine, T> box = GetBox(ref stateMachine, state);
+        StateMachineBox<TStateMachine, T> box = GetBox(ref boxField, ref stateMachine, state);
 
         // For value-type awaiters the JIT folds the type test and removes the box of the cast
         // (the same pattern the BCL's builders use), so awaiting a job costs no delegate.
@@ -158,24 +215,24 @@ public struct JobMethodBuilder<T>
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private StateMachineBox<TStateMachine, T> GetBox<TStateMachine>(ref TStateMachine stateMachine, PerThread state)
+    private static StateMachineBox<TStateMachine, T> GetBox<TStateMachine>(ref JobBox<T>? boxField, ref TStateMachine stateMachine, PerThread state)
         where TStateMachine : IAsyncStateMachine
     {
-        if (_box is StateMachineBox<TStateMachine, T> existing)
+        if (boxField is StateMachineBox<TStateMachine, T> existing)
         {
             return existing;
         }
 
-        return CreateBox(ref stateMachine, state);
+        return CreateBox(ref boxField, ref stateMachine, state);
     }
 
-    private StateMachineBox<TStateMachine, T> CreateBox<TStateMachine>(ref TStateMachine stateMachine, PerThread state)
+    private static StateMachineBox<TStateMachine, T> CreateBox<TStateMachine>(ref JobBox<T>? boxField, ref TStateMachine stateMachine, PerThread state)
         where TStateMachine : IAsyncStateMachine
     {
         StateMachineBox<TStateMachine, T> box = StateMachineBox<TStateMachine, T>.Rent(state);
-        // Order matters: the builder inside the state machine must point at the box before the
-        // state machine is copied into it, so that the box's copy completes the box.
-        _box = box;
+        // Order matters: the builder inside the state machine (boxField points into it) must point
+        // at the box before the state machine is copied into it, so that the box's copy completes the box.
+        boxField = box;
         box.StateMachine = stateMachine;
         if (Diagnostics.JobDiagnostics.Enabled)
         {
@@ -184,44 +241,19 @@ public struct JobMethodBuilder<T>
 
         return box;
     }
-}
 
-/// <summary>The async method builder of <see cref="Job"/>. Used by the compiler; not for direct use.</summary>
-[EditorBrowsable(EditorBrowsableState.Never)]
-public struct JobMethodBuilder
-{
-    private JobMethodBuilder<VoidResult> _inner;
-
-    /// <summary>Creates a builder.</summary>
-    public static JobMethodBuilder Create() => default;
-
-    /// <summary>The job this method returns.</summary>
-    public Job Task => new(_inner.Task);
-
-    /// <summary>Runs the method's first step, inline when the stack allows it.</summary>
-    public void Start<TStateMachine>(ref TStateMachine stateMachine) where TStateMachine : IAsyncStateMachine
-        => _inner.Start(ref stateMachine);
-
-    /// <summary>Not used: boxing is done by the builder itself.</summary>
-    public void SetStateMachine(IAsyncStateMachine stateMachine) => _inner.SetStateMachine(stateMachine);
-
-    /// <summary>Completes the job.</summary>
-    public void SetResult() => _inner.SetResult(default);
-
-    /// <summary>Completes the job with an exception (cancellation included).</summary>
-    public void SetException(Exception exception) => _inner.SetException(exception);
-
-    /// <summary>Suspends until the awaiter completes, flowing the ExecutionContext.</summary>
-    public void AwaitOnCompleted<TAwaiter, TStateMachine>(ref TAwaiter awaiter, ref TStateMachine stateMachine)
-        where TAwaiter : INotifyCompletion
-        where TStateMachine : IAsyncStateMachine
-        => _inner.AwaitOnCompleted(ref awaiter, ref stateMachine);
-
-    /// <summary>Suspends until the awaiter completes.</summary>
-    public void AwaitUnsafeOnCompleted<TAwaiter, TStateMachine>(ref TAwaiter awaiter, ref TStateMachine stateMachine)
-        where TAwaiter : ICriticalNotifyCompletion
-        where TStateMachine : IAsyncStateMachine
-        => _inner.AwaitUnsafeOnCompleted(ref awaiter, ref stateMachine);
+    /// <summary>Completes with an exception; a method that fails before its first suspension gets a faulted pooled box.</summary>
+    internal static void SetException(ref JobBox<T>? boxField, Exception exception)
+    {
+        if (boxField is null)
+        {
+            boxField = PooledBox<T>.Faulted(exception);
+        }
+        else
+        {
+            boxField.SetException(exception);
+        }
+    }
 }
 
 /// <summary>Implemented by Myriad's awaiters so that the builders can register a box directly.</summary>
