@@ -31,11 +31,22 @@ public sealed partial class Chan<T>
         }
 
         _closed = error ?? Chan.ClosedCleanly;
+        bool inlineWaiting = _inline == InlineWaiting; // invariant 5: it is the oldest receiver
+        if (inlineWaiting)
+        {
+            _inline = InlineBusy;
+        }
+
         _receivers.DrainClaimable(ref receivers); // invariant 1: the buffer is empty if any receiver waits
         _senders.DrainClaimable(ref senders);
         _lock.Exit();
 
         // The private queues hold claimed waiters only: nobody else touches them until they complete.
+        if (inlineWaiting)
+        {
+            ((IWaiter<T>)this).CompleteClosed(error);
+        }
+
         receivers.CompleteAllClosed(error);
         senders.CompleteAllClosed(error);
     }

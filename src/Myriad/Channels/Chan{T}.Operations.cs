@@ -62,12 +62,26 @@ public sealed partial class Chan<T>
             return Job.FromCanceled<T>(cancellationToken);
         }
 
-        return ReceiveOrQueue<ReceiveWaiter<T>, T>(cancellationToken, out T item, out ReceiveWaiter<T>? waiter) switch
+        _lock.Enter();
+        Status status = TryReceiveLocked(out T item, out IWaiter<T>? sender);
+        if (status == Status.WouldBlock)
         {
-            Status.Done => new Job<T>(item),
-            Status.WouldBlock => waiter!.Job,
-            _ => Job.FromException<T>(CloseError ?? ChannelClosedException.ForReceive()),
-        };
+            if (!cancellationToken.CanBeCanceled && TryTakeInlineReceiverLocked(out short token))
+            {
+                _lock.Exit();
+                return new Job<T>(this, token);
+            }
+
+            ReceiveWaiter<T> waiter = QueuedWaiter<T, T>.Rent<ReceiveWaiter<T>>(this, cancellationToken);
+            _receivers.Enqueue(waiter);
+            _lock.Exit();
+            waiter.ArmCancellation();
+            return waiter.Job;
+        }
+
+        _lock.Exit();
+        sender?.Complete(default!);
+        return status == Status.Done ? new Job<T>(item) : Job.FromException<T>(CloseError ?? ChannelClosedException.ForReceive());
     }
 
     /// <summary>
@@ -93,12 +107,13 @@ public sealed partial class Chan<T>
     }
 
     /// <summary>
-    /// The receive of <see cref="ReceiveAsync"/> and <see cref="ReceiveOkAsync"/>: takes an item (and
+    /// The receive of <see cref="ReceiveOkAsync"/> (<see cref="ReceiveAsync"/> has its own, which can
+    /// also use the inline receiver): takes an item (and
     /// completes the sender it came from, after the lock), or queues <paramref name="waiter"/>, or
     /// reports the channel closed and drained.
     /// </summary>
-    /// <remarks>Inlined into its two callers: there the waiter type is exact, so the JIT needs no
-    /// generic-dictionary lookups to rent and type-check it (this is the hot path of every hop).</remarks>
+    /// <remarks>Inlined into its caller: there the waiter type is exact, so the JIT needs no
+    /// generic-dictionary lookups to rent and type-check it.</remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private Status ReceiveOrQueue<TWaiter, TResult>(CancellationToken cancellationToken, out T item, out TWaiter? waiter)
         where TWaiter : QueuedWaiter<T, TResult>, new()

@@ -3,6 +3,7 @@ using System;
 using System.Diagnostics;
 using System.Threading;
 using Myriad.Coordination;
+using Myriad.Jobs;
 
 namespace Myriad.Channels;
 
@@ -26,7 +27,7 @@ namespace Myriad.Channels;
 /// then see the channel as closed: <see cref="ReceiveOkAsync"/> returns <c>Ok = false</c>,
 /// <see cref="ReceiveAsync"/> throws <see cref="ChannelClosedException"/> (or the close error).</para>
 /// </remarks>
-public sealed partial class Chan<T> : IWaiterHost<T>
+public sealed partial class Chan<T> : JobBox<T>, IWaiter<T>, IWaiterHost<T>
 {
     // State (all guarded by _lock):
     //   _buffer     buffered items, oldest first; never more than _capacity (null when unbuffered).
@@ -34,6 +35,8 @@ public sealed partial class Chan<T> : IWaiterHost<T>
     //   _senders    waiting sends (and select send cases), oldest first, each holding its item.
     //   _closed     null while open; set once by Close to the close error, or to Chan.ClosedCleanly.
     //   _spare      a recycled waiter for the next wait on this channel (see SpareWaiter).
+    //   _inline     the state of the inline receiver: the channel itself doubles as the completion
+    //               cell of one waiting ReceiveAsync (see Chan{T}.InlineReceiver.cs).
     // Invariants (counting only claimable waiters; stale select cases and canceled waiters may linger
     // until the next dequeue drops them):
     //   1. Receivers wait only while the buffer is empty: a receive takes a buffered item first.
@@ -42,6 +45,8 @@ public sealed partial class Chan<T> : IWaiterHost<T>
     //   3. Once closed, nobody waits: Close drains both queues, and no operation queues afterwards.
     //   4. FIFO: buffered items leave in the order they came; waiters are served in arrival order, and
     //      a receive that frees a slot moves the oldest waiting sender's item to the buffer's tail.
+    //   5. A Waiting inline receiver is older than every receiver in _receivers: it is only taken
+    //      while _receivers is empty, and senders serve it first.
 
     /// <summary>The capacity that marks an unbounded channel.</summary>
     internal const int UnboundedCapacity = int.MaxValue;
@@ -54,6 +59,7 @@ public sealed partial class Chan<T> : IWaiterHost<T>
     private WaiterQueue<T> _senders;
     private SpareWaiter _spare;
     private long _lockId;
+    private int _inline;
 
     internal Chan(int capacity)
     {
@@ -80,7 +86,7 @@ public sealed partial class Chan<T> : IWaiterHost<T>
     public bool IsClosed => Volatile.Read(ref _closed) is not null;
 
     /// <summary>Whether the channel is closed and drained: every receive from now on reports closure.</summary>
-    public bool IsCompleted
+    public new bool IsCompleted
     {
         get
         {
@@ -147,6 +153,13 @@ public sealed partial class Chan<T> : IWaiterHost<T>
         if (_closed is not null)
         {
             return Status.Closed;
+        }
+
+        if (_inline == InlineWaiting)
+        {
+            _inline = InlineBusy; // invariant 5: the inline receiver is the oldest
+            receiver = this;
+            return Status.Done;
         }
 
         receiver = _receivers.DequeueClaimable();

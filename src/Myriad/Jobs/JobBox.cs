@@ -10,8 +10,18 @@ namespace Myriad.Jobs;
 /// <see cref="Job{T}.AsValueTask"/>, so converting a job to a <see cref="System.Threading.Tasks.ValueTask{TResult}"/>
 /// allocates nothing.
 /// </summary>
-internal abstract class JobBox<T> : JobCell, IValueTaskSource<T>, IValueTaskSource
+/// <typeparam name="T">The result type.</typeparam>
+/// <remarks>Public only because <see cref="Channels.Chan{T}"/> derives from it; it has no public
+/// members and cannot be derived from outside Myriad. Its <see cref="IValueTaskSource{TResult}"/>
+/// implementation is for <see cref="Job{T}.AsValueTask"/>: call it only through a
+/// <see cref="System.Threading.Tasks.ValueTask{TResult}"/> that Myriad created.</remarks>
+[System.ComponentModel.EditorBrowsable(System.ComponentModel.EditorBrowsableState.Never)]
+public abstract class JobBox<T> : JobCell, IValueTaskSource<T>, IValueTaskSource
 {
+    private protected JobBox()
+    {
+    }
+
     private T _result = default!;
 
     internal bool TrySetResult(T result)

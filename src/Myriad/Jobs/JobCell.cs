@@ -40,9 +40,17 @@ namespace Myriad.Jobs;
 /// <para><b>Versioning.</b> Every entry point checks the caller's token against the version.
 /// Consuming the outcome releases the cell: a pooled box is reset and its version incremented before
 /// it goes back to its pool, so a stale handle fails loudly instead of reading another job's result.</para>
+/// <para>Public only because <see cref="Channels.Chan{T}"/> derives from it: a channel is also the
+/// completion cell of its first waiting receiver (see <see cref="Channels.Chan{T}"/>). It has no public
+/// members and cannot be derived from outside Myriad.</para>
 /// </remarks>
-internal abstract class JobCell : WorkItem
+[System.ComponentModel.EditorBrowsable(System.ComponentModel.EditorBrowsableState.Never)]
+public abstract class JobCell : WorkItem
 {
+    private protected JobCell()
+    {
+    }
+
     /// <summary>Marks a completed cell. Compared by reference only.</summary>
     internal static readonly object s_completed = new();
 

@@ -13,7 +13,7 @@ namespace Myriad.Tests.Channels;
 /// need no runtime drive everything synchronously: a waiting job is completed inline by the operation
 /// that releases it.
 /// </summary>
-public abstract class ChanContractTests
+public abstract partial class ChanContractTests
 {
     /// <summary>The buffer size of the kind under test (0 unbuffered, int.MaxValue unbounded).</summary>
     protected abstract int Capacity { get; }
