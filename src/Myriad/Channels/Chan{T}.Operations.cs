@@ -66,22 +66,33 @@ public sealed partial class Chan<T>
         Status status = TryReceiveLocked(out T item, out IWaiter<T>? sender);
         if (status == Status.WouldBlock)
         {
-            if (!cancellationToken.CanBeCanceled && TryTakeInlineReceiverLocked(out short token))
-            {
-                _lock.Exit();
-                return new Job<T>(this, token);
-            }
-
-            ReceiveWaiter<T> waiter = QueuedWaiter<T, T>.Rent<ReceiveWaiter<T>>(this, cancellationToken);
-            _receivers.Enqueue(waiter);
-            _lock.Exit();
-            waiter.ArmCancellation();
-            return waiter.Job;
+            return WaitToReceiveLocked(cancellationToken);
         }
 
         _lock.Exit();
         sender?.Complete(default!);
         return status == Status.Done ? new Job<T>(item) : Job.FromException<T>(CloseError ?? ChannelClosedException.ForReceive());
+    }
+
+    /// <summary>
+    /// The waiting half of <see cref="ReceiveAsync"/>, entered with the lock held and leaving it
+    /// released: the inline receiver when it is free, else a queued waiter. Kept out of line so that
+    /// the synchronous path stays small.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private Job<T> WaitToReceiveLocked(CancellationToken cancellationToken)
+    {
+        if (!cancellationToken.CanBeCanceled && TryTakeInlineReceiverLocked(out short token))
+        {
+            _lock.Exit();
+            return new Job<T>(this, token);
+        }
+
+        ReceiveWaiter<T> waiter = QueuedWaiter<T, T>.Rent<ReceiveWaiter<T>>(this, cancellationToken);
+        _receivers.Enqueue(waiter);
+        _lock.Exit();
+        waiter.ArmCancellation();
+        return waiter.Job;
     }
 
     /// <summary>
