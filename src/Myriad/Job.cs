@@ -36,7 +36,12 @@ public readonly partial struct Job
     public void Wait() => _inner.Wait();
 
     /// <summary>A <see cref="ValueTask"/> over the same state, without allocation. Consumes the job.</summary>
-    public ValueTask AsValueTask() => _inner._box is null ? default : new ValueTask(_inner._box, _inner._token);
+    public ValueTask AsValueTask() => _inner._box switch
+    {
+        null => default,
+        SourceBox<VoidResult> source => new ValueTask(source, _inner._token),
+        _ => Adapters.ToUntypedValueTask(_inner),
+    };
 
     /// <summary>A <see cref="Task"/> that completes with the job. Consumes the job.</summary>
     public Task AsTask() => AsValueTask().AsTask();

@@ -61,7 +61,12 @@ public readonly struct Job<T>
     public T Wait() => _box is null ? _result : _box.GetResult(_token);
 
     /// <summary>A <see cref="ValueTask{TResult}"/> over the same state, without allocation. Consumes the job.</summary>
-    public ValueTask<T> AsValueTask() => _box is null ? new ValueTask<T>(_result) : new ValueTask<T>(_box, _token);
+    public ValueTask<T> AsValueTask() => _box switch
+    {
+        null => new ValueTask<T>(_result),
+        SourceBox<T> source => new ValueTask<T>(source, _token),
+        _ => Adapters.ToValueTask(this),
+    };
 
     /// <summary>A <see cref="Task{TResult}"/> that completes with the job; allocates unless completed. Consumes the job.</summary>
     public Task<T> AsTask() => AsValueTask().AsTask();

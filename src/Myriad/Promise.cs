@@ -60,7 +60,7 @@ public sealed class Promise<T>
         }
     }
 
-    private sealed class PromiseCell : JobBox<T>
+    private sealed class PromiseCell : SourceBox<T>
     {
         // Single use: consuming the result invalidates the one handle; the outcome stays.
         private protected override void Release() => InvalidateTokens();

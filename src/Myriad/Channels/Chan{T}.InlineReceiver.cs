@@ -6,36 +6,34 @@ using Myriad.Jobs;
 
 namespace Myriad.Channels;
 
-/// <summary>
-/// The inline receiver: a channel is also the completion cell (a <see cref="JobBox{T}"/>) of one
-/// waiting <see cref="ReceiveAsync"/>, so the commonest wait (one job receiving from a channel
-/// nobody else reads) allocates no waiter at all, pooled or not. In a chain of a million jobs, each
-/// blocked on its own channel, that is a million objects fewer alive at once (Go's runtime makes the
-/// same saving by parking the goroutine's own <c>sudog</c> in the channel).
-/// </summary>
-/// <remarks>
-/// <para><b>States of <c>_inline</c></b> (transitions to Waiting and Busy under the channel's lock):</para>
-/// <list type="bullet">
-/// <item><c>Free</c>: the cell is reset and unused; its version is the token of the next use.</item>
-/// <item><c>Waiting</c>: a receive holds a job over this cell and waits. Set by a receive that would
-/// block, has no cancelable token, and finds <c>_receivers</c> empty (so it is the oldest waiting
-/// receiver: invariant 5 of <see cref="Chan{T}"/>).</item>
-/// <item><c>Busy</c>: a send (or <see cref="Close"/>) claimed it; the completion follows after the
-/// lock, then the receiver consumes the outcome.</item>
-/// </list>
-/// <para><b>Protocol.</b>
-/// 1. The receive, under the lock, moves Free to Waiting and hands out a job with the cell's version.
-/// 2. A send, under the lock, moves Waiting to Busy, releases the lock, then completes the cell with
-///    its item (the cell's own completion protocol wakes the receiver through the trampoline).
-///    <see cref="Close"/> does the same with the close outcome.
-/// 3. The receiver consumes the outcome (<see cref="JobBox{T}.GetResult"/>), which releases the cell:
-///    it is reset (version incremented, so the old job handle goes stale) and only then published
-///    as Free, with a release store and without the lock: a receive that still sees Busy simply
-///    queues a pooled waiter instead, which is always correct.</para>
-/// <para>Only cancelable receives, <see cref="ReceiveOkAsync"/> and select cases use queued waiters;
-/// a cell that can be canceled could not be reused safely, and a poolable operation is never also
-/// cancelable.</para>
-/// </remarks>
+// The inline receiver: a channel is also the completion cell (a JobBox<T>) of one
+// waiting ReceiveAsync, so the commonest wait (one job receiving from a channel
+// nobody else reads) allocates no waiter at all, pooled or not. In a chain of a million jobs, each
+// blocked on its own channel, that is a million objects fewer alive at once (Go's runtime makes the
+// same saving by parking the goroutine's own sudog in the channel). The price: every channel carries
+// the cell's fields (continuation, aux, version, a result slot, the state), about 32 bytes, whether
+// or not a receive ever waits on it.
+//
+// States of _inline (transitions to Waiting and Busy under the channel's lock):
+// Free: the cell is reset and unused; its version is the token of the next use.
+// Waiting: a receive holds a job over this cell and waits. Set by a receive that would
+// block, has no cancelable token, and finds _receivers empty (so it is the oldest waiting
+// receiver: invariant 5 of Chan<T>).
+// Busy: a send (or Close) claimed it; the completion follows after the
+// lock, then the receiver consumes the outcome.
+//
+// Protocol.
+// 1. The receive, under the lock, moves Free to Waiting and hands out a job with the cell's version.
+// 2. A send, under the lock, moves Waiting to Busy, releases the lock, then completes the cell with
+//    its item (the cell's own completion protocol wakes the receiver through the trampoline).
+//    Close does the same with the close outcome.
+// 3. The receiver consumes the outcome (GetResult), which releases the cell:
+//    it is reset (version incremented, so the old job handle goes stale) and only then published
+//    as Free, with a release store and without the lock: a receive that still sees Busy simply
+//    queues a pooled waiter instead, which is always correct.
+// Cancelable receives, ReceiveOkAsync and select cases always use queued waiters;
+// a cell that can be canceled could not be reused safely, and a poolable operation is never also
+// cancelable.
 public sealed partial class Chan<T>
 {
     private const int InlineFree = 0;

@@ -16,9 +16,11 @@ namespace Myriad.Channels;
 /// <typeparam name="T">The element type.</typeparam>
 /// <remarks>
 /// <para><b>Costs.</b> An operation that can complete at once (an item is buffered, a counterpart is
-/// waiting, buffer space is free) completes synchronously and allocates nothing. An operation that
-/// must wait uses a pooled waiter (0 bytes in steady state) when its cancellation token cannot fire,
-/// and a fresh waiter object (plus the token's registration) when it can.</para>
+/// waiting, buffer space is free) completes synchronously and allocates nothing. A receive that must
+/// wait while no other receiver waits uses the channel itself as its completion cell (0 bytes, even
+/// the first time). Any other operation that must wait uses a pooled waiter (0 bytes in steady
+/// state) when its cancellation token cannot fire, and a fresh waiter object (plus the token's
+/// registration) when it can.</para>
 /// <para><b>Continuations.</b> Handing an item to a waiting job resumes that job through the
 /// trampoline: inline on the sending thread while the stack is shallow, queued when it is deep, so a
 /// chain of a million channel hops cannot overflow the stack.</para>

@@ -6,6 +6,9 @@ namespace Myriad.Channels;
 
 internal sealed partial class SelectOperation
 {
+    /// <summary>Consuming the result runs the winning handler (see <see cref="Release"/>).</summary>
+    internal override bool ConsumingRunsUserCode => true;
+
     /// <summary>
     /// Step 6 of the commit protocol, run by the consumer of the result (<c>GetResult</c> reads the
     /// outcome first, then calls this, then throws the outcome's exception if any).

@@ -43,7 +43,7 @@ namespace Myriad.Channels;
 /// keeps its last operation at hand: a select in a loop, which has the same shape every time, reuses
 /// the same objects without touching the shared pools.</para>
 /// </remarks>
-internal sealed partial class SelectOperation : JobBox<int>
+internal sealed partial class SelectOperation : SourceBox<int>
 {
     private static readonly Action<object?> s_onCanceled = static s => ((SelectOperation)s!).OnCanceled();
 

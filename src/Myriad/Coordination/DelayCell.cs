@@ -16,7 +16,7 @@ namespace Myriad.Coordination;
 /// the timer and the token race through <c>_claim</c> (0 pending, 1 claimed). The token's winner
 /// removes the entry from the heap; the timer's winner unregisters nothing (the consumer does).</para>
 /// </remarks>
-internal sealed class DelayCell : JobBox<VoidResult>
+internal sealed class DelayCell : SourceBox<VoidResult>
 {
     private static readonly Action<object?> s_onCanceled = static s => ((DelayCell)s!).OnCanceled();
 

@@ -39,7 +39,7 @@ namespace Myriad.Coordination;
 /// type tests and pool accesses need no generic-dictionary lookups on the per-hop path. The concrete
 /// type appears only in <see cref="Rent"/>, which is inlined into call sites that know it.</para>
 /// </remarks>
-internal abstract class QueuedWaiter<TItem, TResult> : JobBox<TResult>, IWaiter<TItem>
+internal abstract class QueuedWaiter<TItem, TResult> : SourceBox<TResult>, IWaiter<TItem>
 {
     private static readonly Action<object?> s_onCanceled = static s => ((QueuedWaiter<TItem, TResult>)s!).OnCanceled();
 

@@ -5,18 +5,14 @@ using Myriad.Internal;
 
 namespace Myriad.Jobs;
 
-/// <summary>
-/// A <see cref="JobCell"/> with a result. Also the <see cref="IValueTaskSource{TResult}"/> behind
-/// <see cref="Job{T}.AsValueTask"/>, so converting a job to a <see cref="System.Threading.Tasks.ValueTask{TResult}"/>
-/// allocates nothing.
-/// </summary>
+/// <summary>A <see cref="JobCell"/> with a result.</summary>
 /// <typeparam name="T">The result type.</typeparam>
 /// <remarks>Public only because <see cref="Channels.Chan{T}"/> derives from it; it has no public
-/// members and cannot be derived from outside Myriad. Its <see cref="IValueTaskSource{TResult}"/>
-/// implementation is for <see cref="Job{T}.AsValueTask"/>: call it only through a
-/// <see cref="System.Threading.Tasks.ValueTask{TResult}"/> that Myriad created.</remarks>
+/// members, implements no public interface, and cannot be derived from outside Myriad. The
+/// <see cref="IValueTaskSource{TResult}"/> behind <see cref="Job{T}.AsValueTask"/> is on the internal
+/// <see cref="SourceBox{T}"/>, so code holding a channel cannot drive its cell through it.</remarks>
 [System.ComponentModel.EditorBrowsable(System.ComponentModel.EditorBrowsableState.Never)]
-public abstract class JobBox<T> : JobCell, IValueTaskSource<T>, IValueTaskSource
+public abstract class JobBox<T> : JobCell
 {
     private protected JobBox()
     {
@@ -63,6 +59,16 @@ public abstract class JobBox<T> : JobCell, IValueTaskSource<T>, IValueTaskSource
         ResetCell();
     }
 
+}
+
+/// <summary>
+/// A <see cref="JobBox{T}"/> that is also the <see cref="IValueTaskSource{TResult}"/> behind
+/// <see cref="Job{T}.AsValueTask"/>, so converting a job to a <see cref="System.Threading.Tasks.ValueTask{TResult}"/>
+/// allocates nothing. Every cell derives from it except <see cref="Channels.Chan{T}"/>, whose
+/// conversion goes through a pooled forwarding job (see <see cref="Adapters.ToValueTask{T}"/>).
+/// </summary>
+internal abstract class SourceBox<T> : JobBox<T>, IValueTaskSource<T>, IValueTaskSource
+{
     ValueTaskSourceStatus IValueTaskSource<T>.GetStatus(short token) => GetStatusCore(token);
 
     ValueTaskSourceStatus IValueTaskSource.GetStatus(short token) => GetStatusCore(token);

@@ -191,6 +191,13 @@ public abstract class JobCell : WorkItem
     /// <summary>The runtime a spawned job belongs to; null for cells that are not spawned jobs.</summary>
     internal virtual Scheduling.JobRuntime? OwnerRuntime => null;
 
+    /// <summary>
+    /// True for a cell whose consumption (its <see cref="Release"/>) runs user code, as a select's
+    /// does (the winning case's handler). Such a cell must not be consumed by a
+    /// <see cref="CellObserver"/>, which runs inline inside a completion.
+    /// </summary>
+    internal virtual bool ConsumingRunsUserCode => false;
+
     /// <summary>For a spawned job that never started: complete it as canceled (runtime disposal).</summary>
     internal virtual bool TryCancelUnstarted() => false;
 

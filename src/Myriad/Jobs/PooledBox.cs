@@ -8,7 +8,7 @@ namespace Myriad.Jobs;
 /// <see cref="Job.FromException(Exception)"/>, <see cref="Job.FromCanceled(System.Threading.CancellationToken)"/>,
 /// and internal completions such as WhenAll.
 /// </summary>
-internal sealed class PooledBox<T> : JobBox<T>
+internal sealed class PooledBox<T> : SourceBox<T>
 {
     private static readonly BoxPool<PooledBox<T>> s_pool = BoxPool<PooledBox<T>>.Shared;
 

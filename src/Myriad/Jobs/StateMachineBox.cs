@@ -25,7 +25,7 @@ namespace Myriad.Jobs;
 /// (see <see cref="GetForeignContinuation"/>). The delegate such awaiters need is created once per
 /// box object and survives pooling, so a suspension on them allocates nothing in steady state.</para>
 /// </remarks>
-internal sealed class StateMachineBox<TStateMachine, T> : JobBox<T>
+internal sealed class StateMachineBox<TStateMachine, T> : SourceBox<T>
     where TStateMachine : IAsyncStateMachine
 {
     private static readonly BoxPool<StateMachineBox<TStateMachine, T>> s_pool = BoxPool<StateMachineBox<TStateMachine, T>>.Shared;

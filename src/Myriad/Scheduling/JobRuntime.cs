@@ -102,14 +102,18 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
 
     internal void OnJobCompleted() => _completed.Increment();
 
-    /// <summary>A detached job ended: counts it, and reports a failure (not a cancellation) since nobody awaits it.</summary>
+    /// <summary>
+    /// A detached job ended: reports a failure (not a cancellation) since nobody awaits it, then counts
+    /// it. In that order, so that whoever sees the count sees the report too.
+    /// </summary>
     internal void OnDetachedJobCompleted(Exception? error)
     {
-        OnJobCompleted();
         if (error is not null and not OperationCanceledException)
         {
             RaiseUnobservedException(error);
         }
+
+        OnJobCompleted();
     }
 
     /// <summary>The shared continuation of detached spawns' pending jobs (see <see cref="Scheduling.DetachedJobObserver"/>).</summary>
@@ -239,10 +243,21 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     /// <inheritdoc cref="Detach(Job)"/>
     public void Detach<T>(Job<T> job)
     {
-        if (job._box is { } box)
+        if (job._box is not { } box)
         {
-            box.OnCompleted(HandedOverObserver, job._token);
+            return;
         }
+
+        if (box.ConsumingRunsUserCode)
+        {
+            // A select's handler runs when its result is consumed: consume it inside a job of its
+            // own (trampolined like any resumption), whose failure, the handler's included, is
+            // then reported like any other.
+            Detach(Adapters.Discard(job));
+            return;
+        }
+
+        box.OnCompleted(HandedOverObserver, job._token);
     }
 
     /// <summary>Fire-and-forget form of the synchronous spawn.</summary>

@@ -43,7 +43,7 @@ internal enum SpawnBodyKind : byte
 /// stale token, so the inner result is consumed exactly once. <see cref="Rent"/> writes the claim
 /// last, publishing the other fields to whoever claims.</para>
 /// </remarks>
-internal sealed class SpawnBox<TState, TResult> : JobBox<TResult>
+internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
 {
     private static readonly BoxPool<SpawnBox<TState, TResult>> s_pool = BoxPool<SpawnBox<TState, TResult>>.Shared;
 

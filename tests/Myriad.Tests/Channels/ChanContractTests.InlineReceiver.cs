@@ -131,6 +131,14 @@ public abstract partial class ChanContractTests
     }
 
     [Fact]
+    public void Chan_IsNotAValueTaskSource()
+    {
+        // The cell behind the inline receiver must not be reachable through a public interface.
+        Assert.False(typeof(Chan<int>).IsAssignableTo(typeof(System.Threading.Tasks.Sources.IValueTaskSource<int>)));
+        Assert.False(typeof(Chan<int>).IsAssignableTo(typeof(System.Threading.Tasks.Sources.IValueTaskSource)));
+    }
+
+    [Fact]
     public void ReceiveAsync_InlineReceiver_ConvertsToValueTask()
     {
         Chan<int> ch = Create<int>();

@@ -1,6 +1,7 @@
 using System;
 using System.Threading;
 using System.Threading.Tasks;
+using Myriad.Channels;
 using Myriad.Scheduling;
 using Myriad.Tests.Support;
 using Xunit;
@@ -251,6 +252,20 @@ public abstract class RuntimeContractTests : IDisposable
         }
 
         Assert.Equal(spawnsBefore, Runtime.CompletedCount); // handed-over jobs are not spawns
+    }
+
+    [Fact]
+    public void Detach_SelectWhoseHandlerThrows_ReportedAndNotThrownIntoTheSender()
+    {
+        Exception? seen = null;
+        Runtime.UnobservedException += (_, e) => seen = e.Exception;
+        Chan<int> ch = Chan.Unbuffered<int>();
+        Runtime.Detach(Select.Receive(ch, static _ => throw new FormatException("from the handler")).AsJob());
+
+        Assert.True(ch.TrySend(1)); // completes the select; its handler must not throw out of here
+
+        Assert.True(SpinWait.SpinUntil(() => Volatile.Read(ref seen) is not null, TimeSpan.FromSeconds(30)));
+        Assert.IsType<FormatException>(seen);
     }
 
     [Fact]
