@@ -19,6 +19,11 @@ internal sealed class PerThread
     /// <summary>This thread (cached: <c>Thread.CurrentThread</c> is itself a thread-static lookup).</summary>
     internal readonly Thread Thread = Thread.CurrentThread;
 
+    /// <summary>A number unique to this thread's state, for <see cref="StripedCounter.Increment(PerThread)"/>.</summary>
+    internal readonly int Stripe = Interlocked.Increment(ref s_stripes);
+
+    private static int s_stripes;
+
     /// <summary>Myriad frames (Start, Dispatch) on this thread's stack; see <see cref="Jobs.Trampoline"/>.</summary>
     internal int Depth;
 

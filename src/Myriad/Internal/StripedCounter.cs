@@ -35,6 +35,14 @@ internal sealed class StripedCounter
     internal void Increment() =>
         Interlocked.Increment(ref _cells[(Thread.GetCurrentProcessorId() & _mask) * Stride]);
 
+    /// <summary>
+    /// Increments the cell of the caller's thread (its <see cref="PerThread.Stripe"/>) instead of its
+    /// processor's: no processor-id query (a system call whenever the runtime's cache of it expires),
+    /// and workers, being distinct threads, still land on distinct cells.
+    /// </summary>
+    internal void Increment(PerThread state) =>
+        Interlocked.Increment(ref _cells[(state.Stripe & _mask) * Stride]);
+
     internal long Sum()
     {
         long total = 0;

@@ -9,7 +9,9 @@ namespace Myriad.Internal;
 /// </summary>
 internal sealed class WorkQueue
 {
-    private WorkItem?[] _items = new WorkItem?[16];
+    // Slots wrap the reference in a struct: storing a WorkItem (an unsealed class) straight into a
+    // WorkItem[] would cost an array-covariance type check per store.
+    private Slot[] _items = new Slot[16];
     private int _head;
     private int _count;
 
@@ -22,7 +24,7 @@ internal sealed class WorkQueue
             Grow();
         }
 
-        _items[(_head + _count) & (_items.Length - 1)] = item;
+        _items[(_head + _count) & (_items.Length - 1)].Item = item;
         _count++;
     }
 
@@ -34,8 +36,8 @@ internal sealed class WorkQueue
             return false;
         }
 
-        item = _items[_head]!;
-        _items[_head] = null;
+        item = _items[_head].Item!;
+        _items[_head].Item = null;
         _head = (_head + 1) & (_items.Length - 1);
         _count--;
         return true;
@@ -45,28 +47,28 @@ internal sealed class WorkQueue
     internal WorkItem RemoveAt(int index)
     {
         int mask = _items.Length - 1;
-        WorkItem item = _items[(_head + index) & mask]!;
+        WorkItem item = _items[(_head + index) & mask].Item!;
         for (int i = index; i < _count - 1; i++)
         {
             _items[(_head + i) & mask] = _items[(_head + i + 1) & mask];
         }
 
-        _items[(_head + _count - 1) & mask] = null;
+        _items[(_head + _count - 1) & mask].Item = null;
         _count--;
         return item;
     }
 
-    internal WorkItem PeekLast() => _items[(_head + _count - 1) & (_items.Length - 1)]!;
+    internal WorkItem PeekLast() => _items[(_head + _count - 1) & (_items.Length - 1)].Item!;
 
     internal void RemoveLast()
     {
-        _items[(_head + _count - 1) & (_items.Length - 1)] = null;
+        _items[(_head + _count - 1) & (_items.Length - 1)].Item = null;
         _count--;
     }
 
     private void Grow()
     {
-        var bigger = new WorkItem?[_items.Length * 2];
+        var bigger = new Slot[_items.Length * 2];
         for (int i = 0; i < _count; i++)
         {
             bigger[i] = _items[(_head + i) & (_items.Length - 1)];
@@ -74,5 +76,10 @@ internal sealed class WorkQueue
 
         _items = bigger;
         _head = 0;
+    }
+
+    private struct Slot
+    {
+        public WorkItem? Item;
     }
 }

@@ -166,7 +166,7 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
         PerThread thread = PerThread.Current;
         SpawnBox<TState, TResult> box = SpawnBox<TState, TResult>.Rent(thread, this, state, body, kind, detached, cancellationToken);
         short token = box.Version;
-        _spawned.Increment();
+        _spawned.Increment(thread);
         Schedule(box, thread);
         return detached ? default : new Job<TResult>(box, token);
     }

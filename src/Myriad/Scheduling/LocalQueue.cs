@@ -38,7 +38,9 @@ namespace Myriad.Scheduling;
 /// </remarks>
 internal sealed class LocalQueue
 {
-    private readonly WorkItem?[] _slots;
+    // Slots wrap the reference in a struct: a store into a WorkItem[] (an unsealed element type)
+    // would pay an array-covariance type check on every push.
+    private readonly Slot[] _slots;
     private readonly int _mask;
     private int _head;
     private int _tail;
@@ -50,7 +52,7 @@ internal sealed class LocalQueue
             throw new ArgumentOutOfRangeException(nameof(capacity), capacity, "The local queue capacity must be a power of two of at least 2.");
         }
 
-        _slots = new WorkItem?[capacity];
+        _slots = new Slot[capacity];
         _mask = capacity - 1;
     }
 
@@ -71,7 +73,7 @@ internal sealed class LocalQueue
             int tail = _tail;
             if (tail - head < _slots.Length)
             {
-                _slots[tail & _mask] = item;
+                _slots[tail & _mask].Item = item;
                 Volatile.Write(ref _tail, tail + 1);
                 return;
             }
@@ -90,7 +92,7 @@ internal sealed class LocalQueue
         var batch = new WorkItem[half + 1];
         for (int i = 0; i < half; i++)
         {
-            batch[i] = _slots[(head + i) & _mask]!;
+            batch[i] = _slots[(head + i) & _mask].Item!;
         }
 
         if (Interlocked.CompareExchange(ref _head, head + half, head) != head)
@@ -114,7 +116,7 @@ internal sealed class LocalQueue
                 return null;
             }
 
-            WorkItem? item = _slots[head & _mask];
+            WorkItem? item = _slots[head & _mask].Item;
             if (Interlocked.CompareExchange(ref _head, head + 1, head) == head)
             {
                 return item;
@@ -147,10 +149,10 @@ internal sealed class LocalQueue
             n = Math.Min(n, room + 1);
 
             // The oldest item is returned to run now; the rest go, in order, to the thief's ring.
-            WorkItem? first = _slots[head & _mask];
+            WorkItem? first = _slots[head & _mask].Item;
             for (int i = 1; i < n; i++)
             {
-                destination._slots[(destTail + i - 1) & destination._mask] = _slots[(head + i) & _mask];
+                destination._slots[(destTail + i - 1) & destination._mask].Item = _slots[(head + i) & _mask].Item;
             }
 
             if (Interlocked.CompareExchange(ref _head, head + n, head) == head)
@@ -165,6 +167,11 @@ internal sealed class LocalQueue
         }
     }
 
+
+    private struct Slot
+    {
+        public WorkItem? Item;
+    }
 }
 
 /// <summary>The owning worker's handle on a <see cref="LocalQueue"/>: push and pop. Owner thread only.</summary>

@@ -165,17 +165,22 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
         Job<TResult> inner;
         try
         {
+            // _kind names the delegate type exactly: JobRuntime's Spawn overloads store each body
+            // with its kind (AsyncResult: Func<TState, Job<TResult>>; AsyncVoid: Func<TState, Job>;
+            // SyncVoid: Action<TState>), so the casts can be unchecked. A checked cast to a type
+            // that depends on TState costs a generic-dictionary lookup and a cast helper per spawn
+            // in shared generic code.
             switch (_kind)
             {
                 case SpawnBodyKind.AsyncResult:
-                    inner = ((Func<TState, Job<TResult>>)_body!)(_state);
+                    inner = Unsafe.As<Func<TState, Job<TResult>>>(_body!)(_state);
                     break;
                 case SpawnBodyKind.AsyncVoid:
-                    Job job = ((Func<TState, Job>)_body!)(_state);
+                    Job job = Unsafe.As<Func<TState, Job>>(_body!)(_state);
                     inner = Unsafe.As<Job<VoidResult>, Job<TResult>>(ref Unsafe.AsRef(in job._inner));
                     break;
                 default:
-                    ((Action<TState>)_body!)(_state);
+                    Unsafe.As<Action<TState>>(_body!)(_state);
                     inner = default;
                     break;
             }
