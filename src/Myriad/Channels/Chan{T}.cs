@@ -32,7 +32,8 @@ namespace Myriad.Channels;
 public sealed partial class Chan<T> : JobBox<T>, IWaiter<T>, IWaiterHost<T>
 {
     // State (all guarded by _lock):
-    //   _buffer     buffered items, oldest first; never more than _capacity (null when unbuffered).
+    //   _buffer     buffered items, oldest first; never more than its capacity (null when unbuffered;
+    //               the capacity lives in the ring, so an unbuffered channel stores none).
     //   _receivers  waiting receives (and select receive cases), oldest first.
     //   _senders    waiting sends (and select send cases), oldest first, each holding its item.
     //   _closed     null while open; set once by Close to the close error, or to Chan.ClosedCleanly.
@@ -53,7 +54,6 @@ public sealed partial class Chan<T> : JobBox<T>, IWaiter<T>, IWaiterHost<T>
     /// <summary>The capacity that marks an unbounded channel.</summary>
     internal const int UnboundedCapacity = int.MaxValue;
 
-    private readonly int _capacity;
     private TinyLock _lock;
     private object? _closed;
     private readonly ItemRing<T>? _buffer;
@@ -65,12 +65,11 @@ public sealed partial class Chan<T> : JobBox<T>, IWaiter<T>, IWaiterHost<T>
 
     internal Chan(int capacity)
     {
-        _capacity = capacity;
-        _buffer = capacity > 0 ? new ItemRing<T>() : null;
+        _buffer = capacity > 0 ? new ItemRing<T>(capacity) : null;
     }
 
     /// <summary>The buffer size: 0 for an unbuffered channel, <see cref="int.MaxValue"/> for an unbounded one.</summary>
-    public int Capacity => _capacity;
+    public int Capacity => _buffer?.Capacity ?? 0;
 
     /// <summary>Items currently buffered (always 0 for an unbuffered channel: an item waiting in a send is not buffered).</summary>
     public int Count
@@ -126,7 +125,7 @@ public sealed partial class Chan<T> : JobBox<T>, IWaiter<T>, IWaiterHost<T>
             sender = _senders.DequeueClaimable();
             if (sender is not null)
             {
-                buffer.Enqueue(sender.Item, _capacity); // invariant 4: the freed slot goes to the oldest sender
+                buffer.Enqueue(sender.Item); // invariant 4: the freed slot goes to the oldest sender
             }
 
             return Status.Done;
@@ -170,9 +169,9 @@ public sealed partial class Chan<T> : JobBox<T>, IWaiter<T>, IWaiterHost<T>
             return Status.Done; // invariant 1: the buffer is empty, so handing over directly keeps FIFO
         }
 
-        if (_buffer is { } buffer && buffer.Count < _capacity)
+        if (_buffer is { } buffer && buffer.HasRoom)
         {
-            buffer.Enqueue(item, _capacity);
+            buffer.Enqueue(item);
             return Status.Done;
         }
 

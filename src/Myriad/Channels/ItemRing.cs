@@ -20,15 +20,25 @@ internal sealed class ItemRing<T>
     private int _head;
     private int _count;
 
+    /// <param name="capacity">The channel's capacity (int.MaxValue when unbounded). It lives here rather
+    /// than in the channel, so that an unbuffered channel carries no field for it.</param>
+    internal ItemRing(int capacity) => Capacity = capacity;
+
+    /// <summary>The most items the channel may buffer.</summary>
+    internal int Capacity { get; }
+
     internal int Count => _count;
 
-    /// <summary>Appends; the caller has checked that fewer than <paramref name="capacity"/> items are buffered.</summary>
-    internal void Enqueue(T item, int capacity)
+    /// <summary>Whether another item may be buffered.</summary>
+    internal bool HasRoom => _count < Capacity;
+
+    /// <summary>Appends; the caller has checked <see cref="HasRoom"/> (or freed a slot).</summary>
+    internal void Enqueue(T item)
     {
         T[]? items = _items;
         if (items is null || _count == items.Length)
         {
-            items = Grow(capacity);
+            items = Grow(Capacity);
         }
 
         items[(_head + _count) & (items.Length - 1)] = item;
