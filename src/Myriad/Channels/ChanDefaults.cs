@@ -9,8 +9,9 @@ namespace Myriad.Channels;
 internal static class ChanDefaults
 {
     /// <summary>
-    /// Slots a buffered channel's ring starts with (rounded up to a power of two, and never more than
-    /// the channel's capacity); the ring doubles as items accumulate. 16 slots (128 bytes of
+    /// Slots a buffered channel's ring starts with (the smaller of this and the channel's capacity,
+    /// rounded up to a power of two); the ring's array doubles as items accumulate, while the number
+    /// of items it holds never exceeds the capacity. 16 slots (128 bytes of
     /// references) cover the small capacities Go programs typically use without a regrowth, while a
     /// million-slot bounded channel that never fills up does not pay for its capacity up front (the
     /// BCL's bounded channel likewise grows a deque). AppContext key: <c>Myriad.ChanInitialRing</c>.

@@ -4,13 +4,15 @@ using System.Threading;
 namespace Myriad.Internal;
 
 /// <summary>
-/// A counter that many threads increment without contending: one padded cell per processor slot,
-/// summed on read (Java's <c>LongAdder</c> idea). A runtime-wide counter bumped by every spawn and
+/// A counter that many threads increment without contending: padded cells, one per processor slot,
+/// chosen by the caller's processor id or by its thread's stripe number, summed on read (Java's
+/// <c>LongAdder</c> idea). A runtime-wide counter bumped by every spawn and
 /// every completion would otherwise bounce one cache line between the workers on every job.
 /// </summary>
 /// <remarks>
-/// Increments are interlocked on the caller's cell, so none is lost when a thread migrates between
-/// reading its processor id and incrementing; <see cref="Sum"/> is a racy but monotonic snapshot.
+/// Increments are interlocked on the chosen cell, so none is lost when two threads share a cell or a
+/// thread migrates between reading its processor id and incrementing; the choice of cell only
+/// affects contention. <see cref="Sum"/> is a racy but monotonic snapshot.
 /// </remarks>
 internal sealed class StripedCounter
 {
@@ -37,8 +39,11 @@ internal sealed class StripedCounter
 
     /// <summary>
     /// Increments the cell of the caller's thread (its <see cref="PerThread.Stripe"/>) instead of its
-    /// processor's: no processor-id query (a system call whenever the runtime's cache of it expires),
-    /// and workers, being distinct threads, still land on distinct cells.
+    /// processor's: no processor-id query (a system call whenever the runtime's cache of it expires).
+    /// Stripe numbers are handed out process-wide in the order threads first use Myriad, so a
+    /// runtime's workers usually land on distinct cells, but not always (other threads take numbers
+    /// in between, and there are only as many cells as processor slots); a shared cell costs
+    /// contention, never a lost count.
     /// </summary>
     internal void Increment(PerThread state) =>
         Interlocked.Increment(ref _cells[(state.Stripe & _mask) * Stride]);

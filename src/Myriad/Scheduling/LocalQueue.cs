@@ -167,7 +167,6 @@ internal sealed class LocalQueue
         }
     }
 
-
     private struct Slot
     {
         public WorkItem? Item;
