@@ -1,9 +1,10 @@
 using System;
 using System.Diagnostics;
 using Myriad;
+using Myriad.Channels;
 using Myriad.Scheduling;
 
-// A tour of the core: deep recursion, a million chained jobs, and typed spawning.
+// A tour of the core: deep recursion, a million chained jobs, typed spawning, and a channel pipeline.
 internal static class Program
 {
     private static async Job<long> Count(long n) => n <= 0 ? 0 : 1 + await Count(n - 1);
@@ -11,6 +12,8 @@ internal static class Program
     private static async Job<int> Link(Job<int> previous) => await previous + 1;
 
     private readonly record struct Order(int Id, decimal Amount);
+
+    private static async Job Stage(Chan<int> input, Chan<int> output) => await output.SendAsync(await input.ReceiveAsync() + 1);
 
     private static void Main()
     {
@@ -48,5 +51,25 @@ internal static class Program
             return sum;
         });
         Console.WriteLine($"10,000 spawned jobs on {runtime.WorkerCount} workers -> {total} ({watch.ElapsedMilliseconds} ms)");
+
+        watch.Restart();
+        int last = runtime.Run(runtime, static async rt =>
+        {
+            // A daisy chain of 100,000 jobs over unbuffered channels. Each stage is started by a
+            // direct call (it runs up to its first receive, which parks it in its input channel)
+            // and handed to the runtime, which recycles it when it ends and reports its failure.
+            Chan<int> first = Chan.Unbuffered<int>();
+            Chan<int> input = first;
+            for (int i = 0; i < 100_000; i++)
+            {
+                Chan<int> output = Chan.Unbuffered<int>();
+                rt.Detach(Stage(input, output));
+                input = output;
+            }
+
+            await first.SendAsync(0);
+            return await input.ReceiveAsync();
+        });
+        Console.WriteLine($"100,000 stages over unbuffered channels -> {last:N0} ({watch.ElapsedMilliseconds} ms)");
     }
 }
