@@ -40,7 +40,7 @@ public readonly partial struct Job
     {
         null => default,
         SourceBox<VoidResult> source => new ValueTask(source, _inner._token),
-        _ => Adapters.ToUntypedValueTask(_inner),
+        _ => new Job(Adapters.Forward(_inner)).AsValueTask(),
     };
 
     /// <summary>A <see cref="Task"/> that completes with the job. Consumes the job.</summary>

@@ -65,7 +65,7 @@ public readonly struct Job<T>
     {
         null => new ValueTask<T>(_result),
         SourceBox<T> source => new ValueTask<T>(source, _token),
-        _ => Adapters.ToValueTask(this),
+        _ => Adapters.Forward(this).AsValueTask(),
     };
 
     /// <summary>A <see cref="Task{TResult}"/> that completes with the job; allocates unless completed. Consumes the job.</summary>

@@ -36,27 +36,11 @@ internal static class Adapters
     }
 
     /// <summary>
-    /// <see cref="Job{T}.AsValueTask"/> for a job whose cell is not a <see cref="SourceBox{T}"/> (a
-    /// channel's inline receiver): a forwarding job, whose pooled box is the source, awaits it.
+    /// Awaits <paramref name="job"/> in a job of its own, whose pooled box is a <see cref="SourceBox{T}"/>:
+    /// what <see cref="Job{T}.AsValueTask"/> converts when the job's own cell is not one (a channel's
+    /// inline receiver).
     /// </summary>
-    internal static System.Threading.Tasks.ValueTask<T> ToValueTask<T>(Job<T> job)
-    {
-        Job<T> forward = Forward(job);
-        return forward._box is null
-            ? new System.Threading.Tasks.ValueTask<T>(forward._result)
-            : new System.Threading.Tasks.ValueTask<T>((SourceBox<T>)forward._box, forward._token);
-    }
-
-    /// <summary>The untyped form of <see cref="ToValueTask{T}"/>, for <see cref="Job.AsValueTask"/>.</summary>
-    internal static System.Threading.Tasks.ValueTask ToUntypedValueTask(Job<VoidResult> job)
-    {
-        Job<VoidResult> forward = Forward(job);
-        return forward._box is null
-            ? default
-            : new System.Threading.Tasks.ValueTask((SourceBox<VoidResult>)forward._box, forward._token);
-    }
-
-    private static async Job<T> Forward<T>(Job<T> job) => await job;
+    internal static async Job<T> Forward<T>(Job<T> job) => await job;
 
     private sealed class FlowingAction(Action action, ExecutionContext context) : WorkItem
     {

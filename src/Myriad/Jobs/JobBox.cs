@@ -65,7 +65,7 @@ public abstract class JobBox<T> : JobCell
 /// A <see cref="JobBox{T}"/> that is also the <see cref="IValueTaskSource{TResult}"/> behind
 /// <see cref="Job{T}.AsValueTask"/>, so converting a job to a <see cref="System.Threading.Tasks.ValueTask{TResult}"/>
 /// allocates nothing. Every cell derives from it except <see cref="Channels.Chan{T}"/>, whose
-/// conversion goes through a pooled forwarding job (see <see cref="Adapters.ToValueTask{T}"/>).
+/// conversion goes through a pooled forwarding job (see <see cref="Adapters.Forward{T}"/>).
 /// </summary>
 internal abstract class SourceBox<T> : JobBox<T>, IValueTaskSource<T>, IValueTaskSource
 {
