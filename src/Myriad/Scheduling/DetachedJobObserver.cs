@@ -20,9 +20,9 @@ internal sealed class DetachedJobObserver(JobRuntime runtime, bool countsSpawn) 
         {
             runtime.OnDetachedJobCompleted(error);
         }
-        else if (error is not null and not OperationCanceledException)
+        else
         {
-            runtime.RaiseUnobservedException(error);
+            runtime.ReportDetachedFailure(error);
         }
     }
 }

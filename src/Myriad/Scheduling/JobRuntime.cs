@@ -108,12 +108,17 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     /// </summary>
     internal void OnDetachedJobCompleted(Exception? error)
     {
+        ReportDetachedFailure(error);
+        OnJobCompleted();
+    }
+
+    /// <summary>The outcome of a job nobody awaits: a failure is reported, a success or a cancellation is not.</summary>
+    internal void ReportDetachedFailure(Exception? error)
+    {
         if (error is not null and not OperationCanceledException)
         {
             RaiseUnobservedException(error);
         }
-
-        OnJobCompleted();
     }
 
     /// <summary>The shared continuation of detached spawns' pending jobs (see <see cref="Scheduling.DetachedJobObserver"/>).</summary>
