@@ -31,12 +31,7 @@ public sealed partial class Chan<T>
         }
 
         _closed = error ?? Chan.ClosedCleanly;
-        bool inlineWaiting = _inline == InlineWaiting; // invariant 5: it is the oldest receiver
-        if (inlineWaiting)
-        {
-            _inline = InlineBusy;
-        }
-
+        bool inlineWaiting = TryClaimInlineReceiverLocked(); // invariant 5: it is the oldest receiver
         _receivers.DrainClaimable(ref receivers); // invariant 1: the buffer is empty if any receiver waits
         _senders.DrainClaimable(ref senders);
         _lock.Exit();

@@ -55,6 +55,19 @@ public sealed partial class Chan<T>
         return false;
     }
 
+    /// <summary>Step 2, under the lock: claims a Waiting inline receiver for a send or for Close.</summary>
+    private bool TryClaimInlineReceiverLocked()
+    {
+        Debug.Assert(_lock.IsHeld, "caller holds the lock");
+        if (_inline != InlineWaiting)
+        {
+            return false;
+        }
+
+        _inline = InlineBusy;
+        return true;
+    }
+
     /// <summary>Step 3: the receiver consumed the outcome.</summary>
     private protected override void Release()
     {

@@ -156,10 +156,9 @@ public sealed partial class Chan<T> : JobBox<T>, IWaiter<T>, IWaiterHost<T>
             return Status.Closed;
         }
 
-        if (_inline == InlineWaiting)
+        if (TryClaimInlineReceiverLocked())
         {
-            _inline = InlineBusy; // invariant 5: the inline receiver is the oldest
-            receiver = this;
+            receiver = this; // invariant 5: the inline receiver is the oldest
             return Status.Done;
         }
 
