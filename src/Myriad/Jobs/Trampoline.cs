@@ -34,6 +34,13 @@ internal static class Trampoline
     internal static bool TryEnter(out PerThread state, out int previousDepth)
     {
         state = PerThread.Current;
+        return TryEnter(state, out previousDepth);
+    }
+
+    /// <summary><see cref="TryEnter(out PerThread, out int)"/> for a caller that already holds this thread's state.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static bool TryEnter(PerThread state, out int previousDepth)
+    {
         int depth = state.Depth;
         previousDepth = depth;
         if (depth < MyriadDefaults.MaxInlineDepth)
@@ -45,7 +52,7 @@ internal static class Trampoline
         return false;
     }
 
-    /// <summary>Leaves a level entered with <see cref="TryEnter"/>; the outermost level drains (step 4).</summary>
+    /// <summary>Leaves a level entered with <see cref="TryEnter(out PerThread, out int)"/>; the outermost level drains (step 4).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal static void Exit(PerThread state, int previousDepth)
     {
@@ -62,10 +69,8 @@ internal static class Trampoline
     /// <summary><see cref="Dispatch(object)"/> for a caller that already holds this thread's state.</summary>
     internal static void Dispatch(PerThread state, object continuation)
     {
-        int previous = state.Depth;
-        if (previous < MyriadDefaults.MaxInlineDepth)
+        if (TryEnter(state, out int previous))
         {
-            state.Depth = previous + 1;
             try
             {
                 if (continuation is WorkItem item)
