@@ -182,6 +182,13 @@ internal static class Report
             sb.AppendLine();
         }
 
+        string peaks = PeakPerLinkLines(rows);
+        if (peaks.Length > 0)
+        {
+            sb.Append(peaks);
+            sb.AppendLine();
+        }
+
         if (chart is not null)
         {
             sb.AppendLine($"![{e.Id}]({chart})");
@@ -212,6 +219,33 @@ internal static class Report
             string what = r.Experiment.ComparePerOp ? $"time per {r.Experiment.Unit}" : "time";
             string verdict = t >= 1 ? "myriad faster" : "MYRIAD SLOWER";
             sb.AppendLine($"- {r.Case.ShortLabel}: {r.Variant.Id}/myriad = {Format.Ratio(t)} {what} ({verdict}), {Format.Ratio(m)} {(r.Experiment.ComparePerOp ? "allocation per " + r.Experiment.Unit : "peak memory")}");
+        }
+
+        return sb.ToString();
+    }
+
+    /// <summary>
+    /// Peak memory per link at each variant's largest size, two ways: the whole process's peak
+    /// working set divided by N (which includes the runtime's fixed footprint: for .NET about
+    /// 40 MiB, which is 42 B per link at N = 1M), and the growth of the peak per added link between
+    /// the variant's smallest and largest sizes, which leaves that fixed footprint out.
+    /// </summary>
+    private static string PeakPerLinkLines(List<Row> rows)
+    {
+        var sb = new StringBuilder();
+        foreach (IGrouping<Variant, Row> group in rows.Where(r => r.Experiment.ReportsPeakPerUnit).GroupBy(r => r.Variant))
+        {
+            List<Row> ok = group.Where(r => r.HasData && r.Status == RowStatus.Ok)
+                .OrderBy(r => r.Case.N).ToList();
+            if (ok.Count < 2)
+            {
+                continue;
+            }
+
+            Row small = ok[0], large = ok[^1];
+            double whole = large.PeakWs / large.Case.N;
+            double growth = (large.PeakWs - small.PeakWs) / (large.Case.N - small.Case.N);
+            sb.AppendLine($"- {group.Key.Id}: peak WS per {large.Experiment.Unit} at {large.Case.ShortLabel}: {Format.PerOpBytes(whole)} (whole process / N), {Format.PerOpBytes(growth)} (peak growth per added {large.Experiment.Unit}, {small.Case.ShortLabel} to {large.Case.ShortLabel})");
         }
 
         return sb.ToString();

@@ -32,6 +32,7 @@ internal static class Catalog
             Title = "E2: chained tasks (task form)",
             Summary = "N workers; worker i awaits worker i-1's result and returns it + 1; the head is completed with 0 and the last must return N. Building the chain is measured.",
             Unit = "link",
+            ReportsPeakPerUnit = true,
             Variants =
             [
                 new Variant { Id = "tpl", Description = "`async Task<int>` that starts with `await Task.Yield()` (as published), driven from a plain thread", Run = ChainTasks.Tpl },
@@ -47,8 +48,9 @@ internal static class Catalog
         {
             Id = "chain-channels",
             Title = "E2: chained workers over unbuffered channels (channel form)",
-            Summary = "N+1 unbuffered channels; worker i receives from channel i, adds 1, sends to channel i+1; main sends 0 into the first and reads N from the last. Creating the N workers is measured.",
+            Summary = "N+1 unbuffered channels; worker i receives from channel i, adds 1, sends to channel i+1; main sends 0 into the first and reads N from the last. Built as a daisy chain, as in the Go program: each channel is held only by the two workers that use it. Creating the N workers is measured.",
             Unit = "link",
+            ReportsPeakPerUnit = true,
             Variants =
             [
                 new Variant { Id = "tpl", Description = "`Channel.CreateBounded<int>(0)` (.NET 10 rendezvous) and plain `async Task` workers", Run = ChainChannels.Tpl },

@@ -11,19 +11,19 @@ internal static class ChainChannels
 
     private static async Task<int> TplChain(int n)
     {
-        var channels = new Channel<int>[n + 1];
-        for (int i = 0; i <= n; i++)
-        {
-            channels[i] = Channel.CreateBounded<int>(0);
-        }
-
+        // The shape of the Go program (a daisy chain): each channel is reachable only through the
+        // two workers that use it, not from an array the program keeps.
+        Channel<int> first = Channel.CreateBounded<int>(0);
+        Channel<int> left = first;
         for (int i = 0; i < n; i++)
         {
-            _ = TplWorker(channels[i], channels[i + 1]);
+            Channel<int> right = Channel.CreateBounded<int>(0);
+            _ = TplWorker(left, right);
+            left = right;
         }
 
-        await channels[0].Writer.WriteAsync(0);
-        return await channels[n].Reader.ReadAsync();
+        await first.Writer.WriteAsync(0);
+        return await left.Reader.ReadAsync();
     }
 
     private static async Task TplWorker(Channel<int> input, Channel<int> output)

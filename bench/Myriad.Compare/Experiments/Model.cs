@@ -123,6 +123,9 @@ internal sealed class Experiment
     /// <summary>What one unit of N is, for the per-op column ("level", "link", "call"...).</summary>
     public string Unit { get; init; } = "op";
 
+    /// <summary>Whether the report gives peak memory per <see cref="Unit"/> (experiments whose links all stay live until the end).</summary>
+    public bool ReportsPeakPerUnit { get; init; }
+
     public Variant? FindVariant(string id)
     {
         foreach (Variant v in Variants)

@@ -33,26 +33,26 @@ internal static class MyriadChannels
 
     private static async Job<int> ChainRun(JobRuntime runtime, int n, bool spawn)
     {
-        var channels = new Chan<int>[n + 1];
-        for (int i = 0; i <= n; i++)
-        {
-            channels[i] = Chan.Unbuffered<int>();
-        }
-
+        // The shape of the Go program (a daisy chain), as in ChainChannels.Tpl.
+        Chan<int> first = Chan.Unbuffered<int>();
+        Chan<int> left = first;
         for (int i = 0; i < n; i++)
         {
+            Chan<int> right = Chan.Unbuffered<int>();
             if (spawn)
             {
-                runtime.SpawnDetached((channels[i], channels[i + 1]), static s => ChainWorker(s.Item1, s.Item2));
+                runtime.SpawnDetached((left, right), static s => ChainWorker(s.left, s.right));
             }
             else
             {
-                runtime.Detach(ChainWorker(channels[i], channels[i + 1]));
+                runtime.Detach(ChainWorker(left, right));
             }
+
+            left = right;
         }
 
-        await channels[0].SendAsync(0);
-        return await channels[n].ReceiveAsync();
+        await first.SendAsync(0);
+        return await left.ReceiveAsync();
     }
 
     private static async Job ChainWorker(Chan<int> input, Chan<int> output)
