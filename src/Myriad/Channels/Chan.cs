@@ -30,15 +30,6 @@ public static class Chan
     /// <summary>A channel whose sends never wait: the buffer grows as needed. Receives wait while it is empty.</summary>
     public static Chan<T> Unbounded<T>() => new(Chan<T>.UnboundedCapacity);
 
-    private static long s_lastLockId;
-
     /// <summary>What a channel closed without an error holds in place of the close error.</summary>
     internal static readonly object ClosedCleanly = new();
-
-    /// <summary>
-    /// A process-wide unique, positive id, taken by a channel the first time a select locks it: select
-    /// locks its channels in id order, which rules out lock-order deadlocks between selects. Shared
-    /// by every element type, so that channels of different types are ordered too.
-    /// </summary>
-    internal static long NextLockId() => Interlocked.Increment(ref s_lastLockId);
 }

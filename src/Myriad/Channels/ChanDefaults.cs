@@ -19,10 +19,10 @@ internal static class ChanDefaults
     internal static readonly int InitialRingSize = MyriadDefaults.ReadInt("Myriad.ChanInitialRing", 16, 1, 1 << 20);
 
     /// <summary>
-    /// Cases up to which a select keeps its scratch arrays (poll order, lock order, lock ids: 16
+    /// Cases up to which a select keeps its scratch arrays (poll order, lock order, lock keys, locks held: 16
     /// bytes a case) on the stack: 64 cases make 1 KiB, and the frame is gone before the select
     /// completes anyone, so nested continuations never stack it up. A select over more channels than
-    /// that is rare and pays three small arrays. AppContext key: <c>Myriad.SelectStackCases</c>
+    /// that is rare and pays four small arrays. AppContext key: <c>Myriad.SelectStackCases</c>
     /// (at most 256).
     /// </summary>
     internal static readonly int SelectStackCases = MyriadDefaults.ReadInt("Myriad.SelectStackCases", 64, 0, 256);

@@ -60,7 +60,6 @@ public sealed partial class Chan<T> : JobBox<T>, IWaiter<T>, IWaiterHost<T>
     private WaiterQueue<T> _receivers;
     private WaiterQueue<T> _senders;
     private SpareWaiter _spare;
-    private long _lockId;
     private int _inline;
 
     internal Chan(int capacity)
@@ -212,28 +211,14 @@ public sealed partial class Chan<T> : JobBox<T>, IWaiter<T>, IWaiterHost<T>
         _lock.Exit();
     }
 
-    /// <summary>Takes the channel's lock (select holds several, in <see cref="LockId"/> order).</summary>
+    /// <summary>Takes the channel's lock (select holds several, in the order of <c>SelectOperation.Locks.cs</c>).</summary>
     internal void EnterLock() => _lock.Enter();
+
+    /// <summary>Takes the channel's lock if it is free; never waits.</summary>
+    internal bool TryEnterLock() => _lock.TryEnter();
 
     /// <summary>Releases the channel's lock.</summary>
     internal void ExitLock() => _lock.Exit();
-
-    /// <summary>This channel's place in the global lock order (assigned on first use).</summary>
-    internal long LockId
-    {
-        get
-        {
-            long id = Volatile.Read(ref _lockId);
-            if (id == 0)
-            {
-                long fresh = Chan.NextLockId();
-                id = Interlocked.CompareExchange(ref _lockId, fresh, 0);
-                id = id == 0 ? fresh : id;
-            }
-
-            return id;
-        }
-    }
 
     /// <summary>The error the channel was closed with; null while open or after a clean close (written once, under the lock).</summary>
     internal Exception? CloseError => Volatile.Read(ref _closed) as Exception;

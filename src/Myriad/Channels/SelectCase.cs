@@ -20,10 +20,13 @@ internal abstract class SelectCase
     /// <summary>This case's index among all the select's cases, in the order they were added.</summary>
     internal int Index;
 
-    /// <summary>The channel's place in the global lock order.</summary>
-    internal abstract long LockId { get; }
+    /// <summary>The channel: the object whose lock this case takes (two cases on one channel share it).</summary>
+    internal abstract object Channel { get; }
 
     internal abstract void EnterLock();
+
+    /// <summary>Takes the channel's lock if it is free; never waits.</summary>
+    internal abstract bool TryEnterLock();
 
     internal abstract void ExitLock();
 

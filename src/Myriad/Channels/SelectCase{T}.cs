@@ -38,7 +38,7 @@ internal abstract class SelectCase<T> : SelectCase, IWaiter<T>
 
     public abstract T Item { get; }
 
-    internal override long LockId => _channel.LockId;
+    internal override object Channel => _channel;
 
     /// <summary>Claiming a case is committing its select (step 5 of the commit protocol).</summary>
     public bool TryClaim() => Op.TryCommit(Index);
@@ -53,6 +53,8 @@ internal abstract class SelectCase<T> : SelectCase, IWaiter<T>
     }
 
     internal override void EnterLock() => _channel.EnterLock();
+
+    internal override bool TryEnterLock() => _channel.TryEnterLock();
 
     internal override void ExitLock() => _channel.ExitLock();
 

@@ -75,7 +75,8 @@ internal sealed partial class SelectOperation
         bool onStack = n <= ChanDefaults.SelectStackCases;
         Span<int> pollOrder = onStack ? stackalloc int[n] : new int[n];
         Span<int> lockOrder = onStack ? stackalloc int[n] : new int[n];
-        Span<long> lockIds = onStack ? stackalloc long[n] : new long[n];
+        Span<int> lockKeys = onStack ? stackalloc int[n] : new int[n];
+        Span<int> held = onStack ? stackalloc int[n] : new int[n];
 
         // Step 1: a uniform random permutation (inside-out Fisher-Yates) and the lock order.
         for (int i = 0; i < n; i++)
@@ -83,11 +84,11 @@ internal sealed partial class SelectOperation
             int j = SelectRandom.Next(i + 1);
             pollOrder[i] = pollOrder[j];
             pollOrder[j] = i;
-            lockIds[i] = slots[i].Case!.LockId;
+            lockKeys[i] = LockKey(slots[i].Case!);
         }
 
-        SortByLockId(lockIds, lockOrder);
-        LockAll(slots, lockIds, lockOrder);
+        SortByLockKey(lockKeys, lockOrder);
+        held = held[..LockAll(slots, lockKeys, lockOrder, held)];
 
         foreach (int i in pollOrder)
         {
@@ -97,7 +98,7 @@ internal sealed partial class SelectOperation
                 // Step 2.
                 _committed = 1;
                 _winner = c.Index;
-                UnlockAll(slots, lockIds, lockOrder);
+                UnlockAll(slots, held);
                 return i;
             }
         }
@@ -105,7 +106,7 @@ internal sealed partial class SelectOperation
         if (_defaultIndex >= 0)
         {
             // Step 3.
-            UnlockAll(slots, lockIds, lockOrder);
+            UnlockAll(slots, held);
             TryResolveDefault();
             return ResolvedByDefault;
         }
@@ -117,7 +118,7 @@ internal sealed partial class SelectOperation
         }
 
         _enqueued = true;
-        UnlockAll(slots, lockIds, lockOrder);
+        UnlockAll(slots, held);
         return Enqueued;
     }
 
@@ -154,50 +155,6 @@ internal sealed partial class SelectOperation
         if (_cancellationToken.CanBeCanceled)
         {
             _registration = _cancellationToken.UnsafeRegister(s_onCanceled, this);
-        }
-    }
-
-    /// <summary>Insertion sort of case indices by lock id (selects are small).</summary>
-    private static void SortByLockId(ReadOnlySpan<long> ids, Span<int> order)
-    {
-        for (int i = 0; i < order.Length; i++)
-        {
-            long id = ids[i];
-            int j = i - 1;
-            while (j >= 0 && ids[order[j]] > id)
-            {
-                order[j + 1] = order[j];
-                j--;
-            }
-
-            order[j + 1] = i;
-        }
-    }
-
-    /// <summary>Locks each distinct channel once, in lock-id order (equal ids are the same channel).</summary>
-    private static void LockAll(CaseSlot[] slots, ReadOnlySpan<long> ids, ReadOnlySpan<int> order)
-    {
-        long previous = 0;
-        foreach (int i in order)
-        {
-            if (ids[i] != previous)
-            {
-                slots[i].Case!.EnterLock();
-                previous = ids[i];
-            }
-        }
-    }
-
-    private static void UnlockAll(CaseSlot[] slots, ReadOnlySpan<long> ids, ReadOnlySpan<int> order)
-    {
-        long previous = 0;
-        foreach (int i in order)
-        {
-            if (ids[i] != previous)
-            {
-                slots[i].Case!.ExitLock();
-                previous = ids[i];
-            }
         }
     }
 }

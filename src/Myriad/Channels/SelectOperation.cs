@@ -20,8 +20,8 @@ namespace Myriad.Channels;
 /// the one flag every party that may finish the select races for: a counterpart on any of the
 /// channels (through a case's <see cref="IWaiter{T}.TryClaim"/>), <see cref="Chan{T}.Close"/>, the
 /// timer, the cancellation token.
-/// 1. Start takes the locks of all its channels, in global lock-id order (no two selects can then
-///    deadlock), and polls the cases in a fresh random order (so that among ready cases each is
+/// 1. Start takes the locks of all its channels, ordered by identity hash code with try-locks among
+///    equal codes (no two selects can then deadlock; see <c>SelectOperation.Locks.cs</c>), and polls the cases in a fresh random order (so that among ready cases each is
 ///    chosen with equal probability, as in Go).
 /// 2. If a case can complete, it is performed under those locks. Nobody else can know this select yet,
 ///    so it commits without an atomic. Locks are released, then the counterpart waiter (if any) and

@@ -23,7 +23,7 @@ namespace Myriad.Internal;
 ///    access made under the lock.</para>
 /// <para>Not reentrant: a holder that enters again spins forever. Callers never call out while holding
 /// it, which is also what keeps it free of lock-order cycles (except where <c>Select</c> holds several,
-/// always in channel-id order).</para>
+/// in the order described in <c>SelectOperation.Locks.cs</c>).</para>
 /// </remarks>
 internal struct TinyLock
 {
@@ -41,6 +41,10 @@ internal struct TinyLock
             EnterContended();
         }
     }
+
+    /// <summary>Step 1 alone: takes the lock if it is free, never waits.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal bool TryEnter() => Interlocked.CompareExchange(ref _taken, 1, 0) == 0;
 
     /// <summary>Step 3.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]

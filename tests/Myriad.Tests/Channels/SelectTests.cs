@@ -1,4 +1,5 @@
 using System;
+using System.Runtime.CompilerServices;
 using System.Threading;
 using Myriad.Channels;
 using Myriad.Scheduling;
@@ -23,6 +24,23 @@ public sealed class SelectTests
         Assert.Equal(7, got);
         Assert.Equal(0, ready.Count);
         Assert.False(empty.TrySend(1)); // the empty channel's case left no receiver behind
+    }
+
+    [Fact]
+    public void Select_ChannelsWithEqualLockKeys_LocksEachOnceAndPicksTheReadyOne()
+    {
+        // Select orders its locks by identity hash code; equal codes take the try-lock path.
+        (Chan<int> a, Chan<int> b) = HashCollisions.Pair(() => Chan.Bounded<int>(1));
+        Assert.Equal(RuntimeHelpers.GetHashCode(a), RuntimeHelpers.GetHashCode(b));
+        b.TrySend(5);
+        int got = 0;
+
+        int fired = Sync.Result(Select.Receive(a, _ => Assert.Fail("a is empty")).Receive(b, v => got = v).Receive(a, _ => Assert.Fail("a is empty")).AsJob());
+
+        Assert.Equal(1, fired);
+        Assert.Equal(5, got);
+        Assert.True(a.TrySend(1)); // both locks were released
+        Assert.True(b.TrySend(2));
     }
 
     [Fact]
