@@ -37,7 +37,6 @@ public sealed partial class Chan<T> : JobBox<T>, IWaiter<T>, IWaiterHost<T>
     //   _receivers  waiting receives (and select receive cases), oldest first.
     //   _senders    waiting sends (and select send cases), oldest first, each holding its item.
     //   _closed     null while open; set once by Close to the close error, or to Chan.ClosedCleanly.
-    //   _spare      a recycled waiter for the next wait on this channel (see SpareWaiter).
     //   _inline     the state of the inline receiver: the channel itself doubles as the completion
     //               cell of one waiting ReceiveAsync (see Chan{T}.InlineReceiver.cs).
     // Invariants (counting only claimable waiters; stale select cases and canceled waiters may linger
@@ -59,7 +58,6 @@ public sealed partial class Chan<T> : JobBox<T>, IWaiter<T>, IWaiterHost<T>
     private readonly ItemRing<T>? _buffer;
     private WaiterQueue<T> _receivers;
     private WaiterQueue<T> _senders;
-    private SpareWaiter _spare;
     private int _inline;
 
     internal Chan(int capacity)
@@ -193,7 +191,11 @@ public sealed partial class Chan<T> : JobBox<T>, IWaiter<T>, IWaiterHost<T>
     /// <summary>Unlinks a waiter if it is still queued (cancellation, select clean-up).</summary>
     void IWaiterHost<T>.RemoveWaiter(IWaiter<T> waiter) => RemoveWaiter(waiter);
 
-    ref SpareWaiter IWaiterHost<T>.Spare => ref _spare;
+    /// <summary>
+    /// No spare waiter slot (<see cref="SpareWaiter.None"/>): the channel is sized for a million
+    /// instances, and its waiters recycle through the thread-local pools instead.
+    /// </summary>
+    ref SpareWaiter IWaiterHost<T>.Spare => ref SpareWaiter.None;
 
     /// <inheritdoc cref="IWaiterHost{T}.RemoveWaiter"/>
     internal void RemoveWaiter(IWaiter<T> waiter)

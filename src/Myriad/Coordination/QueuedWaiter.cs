@@ -18,7 +18,7 @@ namespace Myriad.Coordination;
 /// <list type="bullet">
 /// <item>Plain (no token that can fire): recycled; only the host ever finishes it, always under the
 /// host's lock, so <see cref="TryClaim"/> needs no atomic. When the awaiter consumes the result it goes
-/// back to its host's spare slot (<see cref="SpareWaiter"/>: the next wait on the same host takes it
+/// back to its host's spare slot when the host keeps one (<see cref="SpareWaiter"/>: the next wait on the same host takes it
 /// without touching a thread-local pool), or to its pool when that slot is taken.</item>
 /// <item>Cancelable: a fresh object, never pooled, with a <see cref="WaiterCancelState"/>. Its host and its
 /// token race to finish it through the state's claim flag (0 waiting, 1 claimed). A callback that runs after the

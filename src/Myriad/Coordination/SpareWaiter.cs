@@ -20,6 +20,13 @@ namespace Myriad.Coordination;
 /// </remarks>
 internal struct SpareWaiter
 {
+    /// <summary>
+    /// The slot of a host that keeps no spare (a channel: one more field in each of a million
+    /// channels costs more than the thread-local pool it saves). It holds a marker that is no waiter,
+    /// so step 1 never finds a waiter there and step 2 always declines: nobody ever writes it.
+    /// </summary>
+    internal static SpareWaiter None = new() { _waiter = new object() };
+
     private object? _waiter;
 
     /// <summary>Step 1 (host lock held).</summary>
