@@ -21,9 +21,10 @@ namespace Myriad.Jobs;
 /// same property).</para>
 /// <para>Size matters: a million suspended jobs is the design load. While suspended, the captured
 /// ExecutionContext lives in the cell's shared <c>_aux</c> slot (null when it is the default
-/// context); while it awaits a Task or ValueTask, that slot also carries the runtime to resume on
-/// (see <see cref="GetForeignContinuation"/>). The delegate such awaiters need is created once per
-/// box object and survives pooling, so a suspension on them allocates nothing in steady state.</para>
+/// context); while it awaits a Task or ValueTask, that slot holds a pooled <see cref="ForeignAwait"/>
+/// instead, which carries the context, the runtime to resume on and the delegate such awaiters need
+/// (see <see cref="GetForeignContinuation"/>), so a suspension on them allocates nothing in steady
+/// state and the box carries no delegate field.</para>
 /// </remarks>
 internal sealed class StateMachineBox<TStateMachine, T> : SourceBox<T>
     where TStateMachine : IAsyncStateMachine
@@ -35,9 +36,6 @@ internal sealed class StateMachineBox<TStateMachine, T> : SourceBox<T>
     /// <summary>The state machine, copied here at the first suspension.</summary>
     internal TStateMachine StateMachine = default!;
 
-    /// <summary>The delegate non-Myriad awaiters get; created once per box object and kept across reuse.</summary>
-    private Action? _foreignResume;
-
     internal static StateMachineBox<TStateMachine, T> Rent(PerThread state) => s_pool.Rent(state) ?? new();
 
     /// <summary>Records the flowing ExecutionContext before the state machine suspends.</summary>
@@ -46,63 +44,35 @@ internal sealed class StateMachineBox<TStateMachine, T> : SourceBox<T>
 
     /// <summary>
     /// Prepares a suspension on a non-Myriad awaiter and returns the delegate such awaiters insist
-    /// on. What the resume needs goes into <c>_aux</c>: nothing (default context, no runtime), the
-    /// context alone, the runtime alone, or both in a pooled <see cref="ForeignAwait"/>.
+    /// on: parks a pooled <see cref="ForeignAwait"/> in <c>_aux</c> with the context and the runtime
+    /// to resume on (step 1 of its protocol).
     /// </summary>
     internal Action GetForeignContinuation(PerThread state)
     {
-        ExecutionContext? context = ExecutionContextHelper.CaptureNonDefault(state);
-        JobRuntime? runtime = state.Context?.Runtime;
-        _aux = runtime is null ? context
-            : context is null ? runtime
-            : ForeignAwait.Rent(state, context, runtime);
-        return _foreignResume ??= ResumeForeign;
-    }
-
-    /// <summary>
-    /// The foreign awaiter's continuation: sends the box back to the runtime the await started on
-    /// (a job must not drift off its runtime, least of all off a single-threaded one), else runs it
-    /// through the trampoline. Leaves only the context in <c>_aux</c>, where <see cref="Execute"/>
-    /// expects it.
-    /// </summary>
-    private void ResumeForeign()
-    {
-        PerThread state = PerThread.Current;
-        object? parked = _aux;
-        JobRuntime? runtime = null;
-        if (parked is not null and not ExecutionContext)
-        {
-            if (parked is ForeignAwait pair)
-            {
-                runtime = pair.ResumeOn;
-                _aux = pair.Context;
-                pair.Return(state);
-            }
-            else
-            {
-                // A cast, not Unsafe.As: an awaiter that broke its contract (a second call after
-                // the job completed) must fail loudly, not corrupt the heap.
-                runtime = (JobRuntime)parked;
-                _aux = null;
-            }
-        }
-
-        if (runtime is not null && state.Context?.Runtime != runtime)
-        {
-            runtime.Schedule(this, state);
-        }
-        else
-        {
-            Trampoline.Dispatch(state, this);
-        }
+        ForeignAwait parked = ForeignAwait.Rent(state, this, ExecutionContextHelper.CaptureNonDefault(state), state.Context?.Runtime);
+        _aux = parked;
+        return parked.Continuation;
     }
 
     internal override void Execute(PerThread state)
     {
-        // Pending, _aux holds only what we parked there at suspension (see JobCell._aux): the
-        // context, or null for the default one. A runtime or a ForeignAwait is never there when
-        // the box runs: ResumeForeign swaps them for the context first.
-        ExecutionContext? context = _aux as ExecutionContext; // sealed: one type compare
+        // Pending, _aux holds only what we parked there at suspension (see JobCell._aux): nothing
+        // (the default context), the context, or the ForeignAwait of a foreign await (step 3 of its
+        // protocol: unpark it and return it to this thread's pool before the state machine runs).
+        object? parked = _aux;
+        ExecutionContext? context = null;
+        if (parked is not null)
+        {
+            context = parked as ExecutionContext; // sealed: one type compare
+            if (context is null)
+            {
+                var foreign = (ForeignAwait)parked;
+                context = foreign.Context;
+                _aux = null;
+                foreign.Return(state);
+            }
+        }
+
         if (context is null && ExecutionContextHelper.IsDefault(state))
         {
             StateMachine.MoveNext();

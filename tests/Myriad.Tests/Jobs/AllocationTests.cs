@@ -51,6 +51,63 @@ public class AllocationTests
         Assert.Equal(0, bytes);
     }
 
+    /// <summary>A non-Myriad awaiter that reports "not completed" and then runs its continuation at once.</summary>
+    private readonly struct ForeignInlineAwaitable : System.Runtime.CompilerServices.ICriticalNotifyCompletion
+    {
+        public ForeignInlineAwaitable GetAwaiter() => this;
+
+        public bool IsCompleted => false;
+
+        public void GetResult()
+        {
+        }
+
+        public void OnCompleted(Action continuation) => continuation();
+
+        public void UnsafeOnCompleted(Action continuation) => continuation();
+    }
+
+    private static async Job<int> AwaitForeign(int x)
+    {
+        await default(ForeignInlineAwaitable);
+        return x + 1;
+    }
+
+    [Fact]
+    public void SuspendOnForeignAwaiter_OnPlainThread_AllocatesNothingInSteadyState()
+    {
+        long bytes = TestHelpers.SteadyStateAllocations(() =>
+        {
+            for (int i = 0; i < Iterations; i++)
+            {
+                if (AwaitForeign(i).Wait() != i + 1)
+                {
+                    throw new InvalidOperationException("wrong result");
+                }
+            }
+        });
+        Assert.Equal(0, bytes);
+    }
+
+    [Fact]
+    public void SuspendOnForeignAwaiter_OnWorker_AllocatesNothingInSteadyState()
+    {
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        long bytes = runtime.Run(static () => SteadyState.AllocatedBytesAsync(
+            static async n =>
+            {
+                for (int i = 0; i < n; i++)
+                {
+                    if (await AwaitForeign(i) != i + 1)
+                    {
+                        throw new InvalidOperationException("wrong result");
+                    }
+                }
+            },
+            Iterations));
+        Assert.Equal(0, bytes);
+    }
+
     private struct Pair
     {
         public long A;
