@@ -54,6 +54,7 @@ internal static class Catalog
             Variants =
             [
                 new Variant { Id = "tpl", Description = "`Channel.CreateBounded<int>(0)` (.NET 10 rendezvous) and plain `async Task` workers", Run = ChainChannels.Tpl },
+                new Variant { Id = "tpl-array", Description = "the same, with the N+1 channels created first into an array (this tool's shape before it followed the Go program; kept because the TPL runs faster this way)", Run = ChainChannels.TplArray },
                 new Variant { Id = "myriad", Description = "`Chan.Unbuffered<int>()` and `async Job` workers started by a direct call and handed to `runtime.Detach` (the tpl variant's shape), inside `MultiThreadRuntime`", Run = MyriadChannels.Chain },
                 new Variant { Id = "myriad-spawn", Description = "the same, but each worker spawned with `runtime.SpawnDetached` (queued, like `go worker()`)", Run = MyriadChannels.ChainSpawned },
                 GoVariant("classic daisy chain over unbuffered channels"),

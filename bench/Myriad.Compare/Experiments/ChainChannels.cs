@@ -26,6 +26,26 @@ internal static class ChainChannels
         return await left.Reader.ReadAsync();
     }
 
+    /// <summary>The same program with every channel created first into an array, then the workers started.</summary>
+    public static long TplArray(Case c) => Task.Run(() => TplArrayChain(checked((int)c.N))).GetAwaiter().GetResult();
+
+    private static async Task<int> TplArrayChain(int n)
+    {
+        var channels = new Channel<int>[n + 1];
+        for (int i = 0; i <= n; i++)
+        {
+            channels[i] = Channel.CreateBounded<int>(0);
+        }
+
+        for (int i = 0; i < n; i++)
+        {
+            _ = TplWorker(channels[i], channels[i + 1]);
+        }
+
+        await channels[0].Writer.WriteAsync(0);
+        return await channels[n].Reader.ReadAsync();
+    }
+
     private static async Task TplWorker(Channel<int> input, Channel<int> output)
     {
         int value = await input.Reader.ReadAsync();
