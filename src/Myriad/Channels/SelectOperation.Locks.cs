@@ -20,14 +20,18 @@ namespace Myriad.Channels;
 ///    channel) is skipped.
 /// 3. The first channel of each key group is locked with a waiting <c>Enter</c>; every other channel of
 ///    the same group (a different channel with the same key) only with <c>TryEnter</c>.
-/// 4. If a <c>TryEnter</c> fails, release every lock taken so far, back off (spin, then yield, then
-///    sleep: <see cref="SpinWait"/>), and start again at step 2.
+/// 4. If a <c>TryEnter</c> fails, release every lock taken so far, move the channel that was busy to
+///    the front of its key group (so that the next attempt waits for it with <c>Enter</c> instead of
+///    trying it again), back off (spin, then yield: <see cref="SpinWait"/>), and start again at step 2.
 /// Why it cannot deadlock: a select waits only in step 3's <c>Enter</c>, and only while every lock it
-/// holds has a strictly smaller key than the one it waits for. A cycle of waiting selects would need
-/// keys that strictly increase all around the cycle, which is impossible. A channel operation other
-/// than select holds one channel lock at a time and never waits while holding it. Step 4 can repeat
-/// only while two selects contend for two channels of one key group, which the back-off breaks up;
-/// such a pair is rare (about one pair in 67 million).</para>
+/// holds has a strictly smaller key than the one it waits for (reordering inside a group of equal keys
+/// keeps that true). A cycle of waiting selects would need keys that strictly increase all around the
+/// cycle, which is impossible. A channel operation other than select holds one channel lock at a time
+/// and never waits while holding it.
+/// Step 4 runs only for a select that names two different channels with the same key (for a given
+/// pair of channels a one-in-67-million chance) when the second of them is busy, held by any
+/// operation on it, even briefly. Because the next attempt waits for exactly that channel, a select
+/// retries at most once per busy channel it meets rather than in lockstep with another select.</para>
 /// </remarks>
 internal sealed partial class SelectOperation
 {
@@ -56,14 +60,15 @@ internal sealed partial class SelectOperation
     /// Steps 2 to 4: locks each distinct channel once. Writes the indices of the cases whose locks it
     /// took into <paramref name="held"/> (for <see cref="UnlockAll"/>) and returns how many there are.
     /// </summary>
-    private static int LockAll(CaseSlot[] slots, ReadOnlySpan<int> keys, ReadOnlySpan<int> order, Span<int> held)
+    private static int LockAll(CaseSlot[] slots, ReadOnlySpan<int> keys, Span<int> order, Span<int> held)
     {
         SpinWait backOff = default;
         while (true)
         {
             int count = 0;
-            int groupStart = 0; // index into held of the first lock of the current key group
-            bool failed = false;
+            int groupHeld = 0; // index into held of the first lock of the current key group
+            int groupOrder = 0; // index into order of the first case of the current key group
+            int busy = -1; // index into order of a case whose channel was busy (step 4)
             for (int k = 0; k < order.Length; k++)
             {
                 int i = order[k];
@@ -71,32 +76,35 @@ internal sealed partial class SelectOperation
                 if (k == 0 || keys[i] != keys[order[k - 1]])
                 {
                     // Step 3, first channel of a key group: every lock held has a smaller key.
-                    groupStart = count;
+                    groupHeld = count;
+                    groupOrder = k;
                     c.EnterLock();
                     held[count++] = i;
                     continue;
                 }
 
-                if (IsHeldInGroup(slots, c.Channel, held[groupStart..count]))
+                if (IsHeldInGroup(slots, c.Channel, held[groupHeld..count]))
                 {
                     continue; // step 2: the same channel as an earlier case
                 }
 
                 if (!c.TryEnterLock())
                 {
-                    failed = true; // step 4
+                    busy = k;
                     break;
                 }
 
                 held[count++] = i;
             }
 
-            if (!failed)
+            if (busy < 0)
             {
                 return count;
             }
 
+            // Step 4. Swapping inside a group of equal keys keeps the order sorted.
             UnlockAll(slots, held[..count]);
+            (order[groupOrder], order[busy]) = (order[busy], order[groupOrder]);
             backOff.SpinOnce(sleep1Threshold: -1);
         }
     }

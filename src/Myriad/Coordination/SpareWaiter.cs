@@ -3,9 +3,9 @@ using System.Threading;
 namespace Myriad.Coordination;
 
 /// <summary>
-/// One recycled waiter kept by a host (a channel, a mutex...) for its next wait: the common patterns
-/// (ping-pong, a pipeline stage, a lock hand-off chain) wait on the same host over and over, so a waiter
-/// returns where it will be needed next, without touching the thread-local pools.
+/// One recycled waiter kept by a host (a mutex, a semaphore, a wait group) for its next wait: a lock
+/// hand-off chain waits on the same host over and over, so a waiter returns where it will be needed
+/// next, without touching the thread-local pools. Channels keep none (<see cref="None"/>).
 /// </summary>
 /// <remarks>
 /// <para><b>Protocol.</b> <c>_waiter</c> holds a fully reset waiter or null.

@@ -27,8 +27,9 @@ public abstract class JobBox<T> : JobCell
             return false;
         }
 
+        // _aux is left alone: pending, a cell parks no error there, and a state-machine box may keep
+        // its ForeignAwait there until it is released (see StateMachineBox).
         _result = result;
-        _aux = null;
         SignalCompletion();
         return true;
     }

@@ -60,7 +60,9 @@ public abstract class JobCell : WorkItem
     /// Two uses that never overlap in time, sharing one field to keep a pending job small (a million
     /// pending jobs is the workload this type exists for): before completion, derived types may park
     /// state here (a state-machine box keeps the ExecutionContext of its suspension, cleared on
-    /// resume); at completion it becomes the <see cref="ExceptionDispatchInfo"/> of a failure, or null.
+    /// resume, or, from its first await on a Task until its release, a ForeignAwait that holds that
+    /// context); a failure replaces it with its <see cref="ExceptionDispatchInfo"/>, and a success
+    /// leaves it as it is (readers look only for an <see cref="ExceptionDispatchInfo"/>).
     /// </summary>
     private protected object? _aux;
     private short _version;

@@ -21,10 +21,11 @@ namespace Myriad.Jobs;
 /// same property).</para>
 /// <para>Size matters: a million suspended jobs is the design load. While suspended, the captured
 /// ExecutionContext lives in the cell's shared <c>_aux</c> slot (null when it is the default
-/// context); while it awaits a Task or ValueTask, that slot holds a pooled <see cref="ForeignAwait"/>
-/// instead, which carries the context, the runtime to resume on and the delegate such awaiters need
-/// (see <see cref="GetForeignContinuation"/>), so a suspension on them allocates nothing in steady
-/// state and the box carries no delegate field.</para>
+/// context); from its first await on a Task or ValueTask until it is released, that slot holds a
+/// pooled <see cref="ForeignAwait"/> instead, which carries the context, the runtime to resume on and
+/// the delegate such awaiters need (see <see cref="GetForeignContinuation"/>), so a suspension on
+/// them allocates nothing in steady state and the box carries no delegate field. A job that fails
+/// drops its ForeignAwait (the error takes the slot) to the garbage collector.</para>
 /// </remarks>
 internal sealed class StateMachineBox<TStateMachine, T> : SourceBox<T>
     where TStateMachine : IAsyncStateMachine
@@ -40,25 +41,50 @@ internal sealed class StateMachineBox<TStateMachine, T> : SourceBox<T>
 
     /// <summary>Records the flowing ExecutionContext before the state machine suspends.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal void CaptureContext(PerThread state) => _aux = ExecutionContextHelper.CaptureNonDefault(state);
+    internal void CaptureContext(PerThread state)
+    {
+        // While the box runs, _aux is null or the ForeignAwait it keeps (see GetForeignContinuation).
+        ExecutionContext? context = ExecutionContextHelper.CaptureNonDefault(state);
+        if (_aux is ForeignAwait foreign)
+        {
+            foreign.Context = context;
+        }
+        else
+        {
+            _aux = context;
+        }
+    }
 
     /// <summary>
     /// Prepares a suspension on a non-Myriad awaiter and returns the delegate such awaiters insist
-    /// on: parks a pooled <see cref="ForeignAwait"/> in <c>_aux</c> with the context and the runtime
-    /// to resume on (step 1 of its protocol).
+    /// on. The first such suspension of this use of the box rents a <see cref="ForeignAwait"/> and
+    /// parks it in <c>_aux</c>, where it stays, holding the context in place of <c>_aux</c>, until
+    /// the box is released: rented on the thread that runs the job's first part and returned by the
+    /// thread that consumes its result (usually the same thread, as for the box itself), never by
+    /// whatever thread completed the task, so the per-thread pools stay balanced.
     /// </summary>
     internal Action GetForeignContinuation(PerThread state)
     {
-        ForeignAwait parked = ForeignAwait.Rent(state, this, ExecutionContextHelper.CaptureNonDefault(state), state.Context?.Runtime);
-        _aux = parked;
-        return parked.Continuation;
+        ExecutionContext? context = ExecutionContextHelper.CaptureNonDefault(state);
+        JobRuntime? runtime = state.Context?.Runtime;
+        if (_aux is ForeignAwait foreign)
+        {
+            foreign.Park(context, runtime);
+        }
+        else
+        {
+            foreign = ForeignAwait.Rent(state, this, context, runtime);
+            _aux = foreign;
+        }
+
+        return foreign.Continuation;
     }
 
     internal override void Execute(PerThread state)
     {
         // Pending, _aux holds only what we parked there at suspension (see JobCell._aux): nothing
-        // (the default context), the context, or the ForeignAwait of a foreign await (step 3 of its
-        // protocol: unpark it and return it to this thread's pool before the state machine runs).
+        // (the default context), the context, or the ForeignAwait this use of the box keeps, which
+        // then holds the context.
         object? parked = _aux;
         ExecutionContext? context = null;
         if (parked is not null)
@@ -66,10 +92,11 @@ internal sealed class StateMachineBox<TStateMachine, T> : SourceBox<T>
             context = parked as ExecutionContext; // sealed: one type compare
             if (context is null)
             {
-                var foreign = (ForeignAwait)parked;
-                context = foreign.Context;
+                context = ((ForeignAwait)parked).Unpark();
+            }
+            else
+            {
                 _aux = null;
-                foreign.Return(state);
             }
         }
 
@@ -80,7 +107,6 @@ internal sealed class StateMachineBox<TStateMachine, T> : SourceBox<T>
         }
         else
         {
-            _aux = null;
             ExecutionContext.Run(context ?? ExecutionContextHelper.Default, s_moveNext, this);
         }
     }
@@ -153,6 +179,11 @@ internal sealed class StateMachineBox<TStateMachine, T> : SourceBox<T>
 
     private protected override void Release()
     {
+        if (_aux is ForeignAwait foreign)
+        {
+            foreign.Return(PerThread.Current);
+        }
+
         Diagnostics.JobDiagnostics.OnReleased(this);
         StateMachine = default!;
         ResetBox();

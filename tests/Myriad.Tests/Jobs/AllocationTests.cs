@@ -1,4 +1,5 @@
 using System;
+using System.Threading;
 using Myriad.Jobs;
 using Myriad.Scheduling;
 using Myriad.Tests.Support;
@@ -67,14 +68,104 @@ public class AllocationTests
         public void UnsafeOnCompleted(Action continuation) => continuation();
     }
 
+    /// <summary>A non-Myriad awaiter whose continuation runs on another thread (as a Task's does on the thread pool).</summary>
+    private readonly struct CompletedElsewhere(OtherThread completer) : System.Runtime.CompilerServices.ICriticalNotifyCompletion
+    {
+        public CompletedElsewhere GetAwaiter() => this;
+
+        public bool IsCompleted => false;
+
+        public void GetResult()
+        {
+        }
+
+        public void OnCompleted(Action continuation) => completer.Post(continuation);
+
+        public void UnsafeOnCompleted(Action continuation) => completer.Post(continuation);
+    }
+
+    /// <summary>
+    /// Runs each posted continuation on a fresh thread (started and joined by a dedicated thread, so
+    /// that the posting thread allocates nothing): whatever a continuation returns to its thread's
+    /// pool is lost with that thread, as it would be stranded on a thread-pool thread.
+    /// </summary>
+    private sealed class OtherThread : IDisposable
+    {
+        private readonly SemaphoreSlim _signal = new(0);
+        private readonly Thread _thread;
+        private Action? _pending;
+        private volatile bool _stop;
+
+        public OtherThread()
+        {
+            _thread = new Thread(Loop) { IsBackground = true, Name = "allocation-test completer" };
+            _thread.Start();
+        }
+
+        public void Post(Action continuation)
+        {
+            Volatile.Write(ref _pending, continuation);
+            _signal.Release();
+        }
+
+        public void Dispose()
+        {
+            _stop = true;
+            _signal.Release();
+            _thread.Join();
+        }
+
+        private void Loop()
+        {
+            while (true)
+            {
+                _signal.Wait();
+                if (_stop)
+                {
+                    return;
+                }
+
+                var runner = new Thread(static c => ((Action)c!)());
+                runner.Start(Interlocked.Exchange(ref _pending, null));
+                runner.Join();
+            }
+        }
+    }
+
     private static async Job<int> AwaitForeign(int x)
     {
         await default(ForeignInlineAwaitable);
         return x + 1;
     }
 
+    private static async Job<int> AwaitForeignTwice(OtherThread completer, int x)
+    {
+        await new CompletedElsewhere(completer);
+        await new CompletedElsewhere(completer);
+        return x + 1;
+    }
+
     [Fact]
-    public void SuspendOnForeignAwaiter_OnPlainThread_AllocatesNothingInSteadyState()
+    public void SuspendOnForeignAwaiter_CompletedOnAnotherThread_AllocatesNothingOnTheStartingThread()
+    {
+        // The job starts here and is resumed on the other thread; its result is consumed here. What
+        // the suspension rents here must come back here, not to the completing thread's pool.
+        using var completer = new OtherThread();
+        long bytes = TestHelpers.SteadyStateAllocations(() =>
+        {
+            for (int i = 0; i < 64; i++)
+            {
+                if (AwaitForeignTwice(completer, i).Wait() != i + 1)
+                {
+                    throw new InvalidOperationException("wrong result");
+                }
+            }
+        });
+        Assert.Equal(0, bytes);
+    }
+
+    [Fact]
+    public void SuspendOnInlineForeignAwaiter_OnPlainThread_AllocatesNothingInSteadyState()
     {
         long bytes = TestHelpers.SteadyStateAllocations(() =>
         {
@@ -90,7 +181,7 @@ public class AllocationTests
     }
 
     [Fact]
-    public void SuspendOnForeignAwaiter_OnWorker_AllocatesNothingInSteadyState()
+    public void SuspendOnInlineForeignAwaiter_OnWorker_AllocatesNothingInSteadyState()
     {
         using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
         long bytes = runtime.Run(static () => SteadyState.AllocatedBytesAsync(
