@@ -60,8 +60,8 @@ public abstract class JobCell : WorkItem
     /// Two uses that never overlap in time, sharing one field to keep a pending job small (a million
     /// pending jobs is the workload this type exists for): before completion, derived types may park
     /// state here (a state-machine box keeps the ExecutionContext of its suspension, cleared on
-    /// resume, or, from its first await on a Task until its release, a ForeignAwait that holds that
-    /// context); a failure replaces it with its <see cref="ExceptionDispatchInfo"/>, and a success
+    /// resume, or, once it has awaited a Task, for the rest of its life, a ForeignAwait that holds
+    /// that context); a failure replaces it with its <see cref="ExceptionDispatchInfo"/>, and a success
     /// leaves it as it is (readers look only for an <see cref="ExceptionDispatchInfo"/>).
     /// </summary>
     private protected object? _aux;

@@ -21,11 +21,12 @@ namespace Myriad.Jobs;
 /// same property).</para>
 /// <para>Size matters: a million suspended jobs is the design load. While suspended, the captured
 /// ExecutionContext lives in the cell's shared <c>_aux</c> slot (null when it is the default
-/// context); from its first await on a Task or ValueTask until it is released, that slot holds a
-/// pooled <see cref="ForeignAwait"/> instead, which carries the context, the runtime to resume on and
-/// the delegate such awaiters need (see <see cref="GetForeignContinuation"/>), so a suspension on
-/// them allocates nothing in steady state and the box carries no delegate field. A job that fails
-/// drops its ForeignAwait (the error takes the slot) to the garbage collector.</para>
+/// context); once the box has awaited a Task or ValueTask, that slot holds the box's
+/// <see cref="ForeignAwait"/> instead, for the rest of the box's life, and the ForeignAwait carries
+/// the context, the runtime to resume on and the delegate such awaiters need (see
+/// <see cref="GetForeignContinuation"/>). A suspension on them then allocates nothing in steady
+/// state, and boxes that never await one carry no delegate field. A job that fails drops its
+/// ForeignAwait (the error takes the slot) to the garbage collector.</para>
 /// </remarks>
 internal sealed class StateMachineBox<TStateMachine, T> : SourceBox<T>
     where TStateMachine : IAsyncStateMachine
@@ -57,11 +58,10 @@ internal sealed class StateMachineBox<TStateMachine, T> : SourceBox<T>
 
     /// <summary>
     /// Prepares a suspension on a non-Myriad awaiter and returns the delegate such awaiters insist
-    /// on. The first such suspension of this use of the box rents a <see cref="ForeignAwait"/> and
-    /// parks it in <c>_aux</c>, where it stays, holding the context in place of <c>_aux</c>, until
-    /// the box is released: rented on the thread that runs the job's first part and returned by the
-    /// thread that consumes its result (usually the same thread, as for the box itself), never by
-    /// whatever thread completed the task, so the per-thread pools stay balanced.
+    /// on. The box's first such suspension creates its <see cref="ForeignAwait"/> and keeps it in
+    /// <c>_aux</c> for the rest of the box's life, across pooling (it then holds the box's suspension
+    /// context in place of <c>_aux</c>): boxes that never await a Task pay nothing for it, and those
+    /// that do allocate it once, not per await.
     /// </summary>
     internal Action GetForeignContinuation(PerThread state)
     {
@@ -73,7 +73,8 @@ internal sealed class StateMachineBox<TStateMachine, T> : SourceBox<T>
         }
         else
         {
-            foreign = ForeignAwait.Rent(state, this, context, runtime);
+            foreign = new ForeignAwait(this);
+            foreign.Park(context, runtime);
             _aux = foreign;
         }
 
@@ -83,7 +84,7 @@ internal sealed class StateMachineBox<TStateMachine, T> : SourceBox<T>
     internal override void Execute(PerThread state)
     {
         // Pending, _aux holds only what we parked there at suspension (see JobCell._aux): nothing
-        // (the default context), the context, or the ForeignAwait this use of the box keeps, which
+        // (the default context), the context, or the ForeignAwait the box keeps once it has awaited a Task, which
         // then holds the context.
         object? parked = _aux;
         ExecutionContext? context = null;
@@ -179,14 +180,16 @@ internal sealed class StateMachineBox<TStateMachine, T> : SourceBox<T>
 
     private protected override void Release()
     {
-        if (_aux is ForeignAwait foreign)
-        {
-            foreign.Return(PerThread.Current);
-        }
-
         Diagnostics.JobDiagnostics.OnReleased(this);
+        ForeignAwait? foreign = _aux as ForeignAwait; // a failure replaced it with its error: dropped
         StateMachine = default!;
         ResetBox();
+        if (foreign is not null)
+        {
+            foreign.Unpark(); // it holds nothing of this use any more
+            _aux = foreign;
+        }
+
         s_pool.Return(this);
     }
 }
