@@ -14,6 +14,8 @@ namespace Myriad;
 /// shallow), so completing a promise at the head of a million-job chain does not overflow the stack.
 /// The <see cref="Job"/> may be awaited once; a second await throws <see cref="InvalidOperationException"/>.
 /// Not pooled: a promise is an ordinary object with an ordinary lifetime.
+/// The <c>TrySet</c> methods may race from any number of threads (as <c>Job.WhenAny</c> makes them):
+/// exactly one wins and completes the promise; the others return false and change nothing.
 /// </remarks>
 public sealed class Promise<T>
 {
@@ -26,19 +28,19 @@ public sealed class Promise<T>
     public bool IsCompleted => _cell.IsCompletedUnchecked;
 
     /// <summary>Completes with a result; false if already completed.</summary>
-    public bool TrySetResult(T result) => _cell.TrySetResult(result);
+    public bool TrySetResult(T result) => _cell.TryClaim() && _cell.TrySetResult(result);
 
     /// <summary>Completes with an exception; false if already completed.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="exception"/> is null.</exception>
     public bool TrySetException(Exception exception)
     {
         ArgumentNullException.ThrowIfNull(exception);
-        return _cell.TrySetException(exception);
+        return _cell.TryClaim() && _cell.TrySetException(exception);
     }
 
     /// <summary>Completes as canceled; false if already completed.</summary>
     public bool TrySetCanceled(CancellationToken cancellationToken = default) =>
-        _cell.TrySetException(new OperationCanceledException(cancellationToken));
+        _cell.TryClaim() && _cell.TrySetException(new OperationCanceledException(cancellationToken));
 
     /// <summary>Completes with a result.</summary>
     /// <exception cref="InvalidOperationException">Already completed.</exception>
@@ -62,6 +64,15 @@ public sealed class Promise<T>
 
     private sealed class PromiseCell : SourceBox<T>
     {
+        /// <summary>
+        /// 0 until a completer claims the cell, then 1 forever. The cell's own completion assumes a
+        /// single completer (it checks, then writes, then publishes), so racing completers must be
+        /// serialized first: only the one whose exchange returned 0 goes on to complete.
+        /// </summary>
+        private int _claimed;
+
+        internal bool TryClaim() => Interlocked.Exchange(ref _claimed, 1) == 0;
+
         // Single use: consuming the result invalidates the one handle; the outcome stays.
         private protected override void Release() => InvalidateTokens();
 
