@@ -28,7 +28,7 @@ public abstract class JobBox<T> : JobCell
         }
 
         // _aux is left alone: pending, a cell parks no error there, and a state-machine box may keep
-        // its ForeignAwait there until it is released (see StateMachineBox).
+        // an attached ForeignAwait there until it is released (see StateMachineBox).
         _result = result;
         SignalCompletion();
         return true;

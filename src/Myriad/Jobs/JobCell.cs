@@ -57,12 +57,12 @@ public abstract class JobCell : WorkItem
     private object? _continuation;
 
     /// <summary>
-    /// Two uses that never overlap in time, sharing one field to keep a pending job small (a million
-    /// pending jobs is the workload this type exists for): before completion, derived types may park
-    /// state here (a state-machine box keeps the ExecutionContext of its suspension, cleared on
-    /// resume, or, once it has awaited a Task, for the rest of its life, a ForeignAwait that holds
-    /// that context); a failure replaces it with its <see cref="ExceptionDispatchInfo"/>, and a success
-    /// leaves it as it is (readers look only for an <see cref="ExceptionDispatchInfo"/>).
+    /// Two uses sharing one field to keep a pending job small (a million pending jobs is the workload
+    /// this type exists for). Derived types may park state here (a state-machine box keeps the
+    /// ExecutionContext of its suspension, cleared on resume, or, from an await on a Task until its
+    /// next await on a job or its release, an attached ForeignAwait that holds that context). At
+    /// completion a failure replaces it with its <see cref="ExceptionDispatchInfo"/>; a success leaves
+    /// it as it is, so readers of the outcome look only for an <see cref="ExceptionDispatchInfo"/>.
     /// </summary>
     private protected object? _aux;
     private short _version;

@@ -21,12 +21,11 @@ namespace Myriad.Jobs;
 /// same property).</para>
 /// <para>Size matters: a million suspended jobs is the design load. While suspended, the captured
 /// ExecutionContext lives in the cell's shared <c>_aux</c> slot (null when it is the default
-/// context); once the box has awaited a Task or ValueTask, that slot holds the box's
-/// <see cref="ForeignAwait"/> instead, for the rest of the box's life, and the ForeignAwait carries
-/// the context, the runtime to resume on and the delegate such awaiters need (see
-/// <see cref="GetForeignContinuation"/>). A suspension on them then allocates nothing in steady
-/// state, and boxes that never await one carry no delegate field. A job that fails drops its
-/// ForeignAwait (the error takes the slot) to the garbage collector.</para>
+/// context); from an await on a Task or ValueTask until the next await on a job or the release, that
+/// slot holds an attached, pooled <see cref="ForeignAwait"/> instead, which carries the context, the
+/// runtime to resume on and the delegate such awaiters need (see <see cref="GetForeignContinuation"/>).
+/// A suspension on them then allocates nothing in steady state, a job pending on a job carries
+/// nothing for them, and the box has no delegate field.</para>
 /// </remarks>
 internal sealed class StateMachineBox<TStateMachine, T> : SourceBox<T>
     where TStateMachine : IAsyncStateMachine
@@ -44,48 +43,40 @@ internal sealed class StateMachineBox<TStateMachine, T> : SourceBox<T>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal void CaptureContext(PerThread state)
     {
-        // While the box runs, _aux is null or the ForeignAwait it keeps (see GetForeignContinuation).
+        // While the box runs, _aux is null or an attached ForeignAwait: a job pending on a job
+        // carries nothing for Tasks, so detach it (step 4 of its protocol).
         ExecutionContext? context = ExecutionContextHelper.CaptureNonDefault(state);
         if (_aux is ForeignAwait foreign)
         {
-            foreign.Context = context;
+            foreign.Return(state);
         }
-        else
-        {
-            _aux = context;
-        }
+
+        _aux = context;
     }
 
     /// <summary>
     /// Prepares a suspension on a non-Myriad awaiter and returns the delegate such awaiters insist
-    /// on. The box's first such suspension creates its <see cref="ForeignAwait"/> and keeps it in
-    /// <c>_aux</c> for the rest of the box's life, across pooling (it then holds the box's suspension
-    /// context in place of <c>_aux</c>): boxes that never await a Task pay nothing for it, and those
-    /// that do allocate it once, not per await.
+    /// on, from the <see cref="ForeignAwait"/> attached to the box (steps 1 of its protocol).
     /// </summary>
     internal Action GetForeignContinuation(PerThread state)
     {
         ExecutionContext? context = ExecutionContextHelper.CaptureNonDefault(state);
         JobRuntime? runtime = state.Context?.Runtime;
-        if (_aux is ForeignAwait foreign)
+        if (_aux is not ForeignAwait foreign)
         {
-            foreign.Park(context, runtime);
-        }
-        else
-        {
-            foreign = new ForeignAwait(this);
-            foreign.Park(context, runtime);
+            foreign = ForeignAwait.Rent(state, this);
             _aux = foreign;
         }
 
+        foreign.Park(context, runtime);
         return foreign.Continuation;
     }
 
     internal override void Execute(PerThread state)
     {
         // Pending, _aux holds only what we parked there at suspension (see JobCell._aux): nothing
-        // (the default context), the context, or the ForeignAwait the box keeps once it has awaited a Task, which
-        // then holds the context.
+        // (the default context), the context, or the attached ForeignAwait, which then holds the
+        // context and stays attached (step 3 of its protocol).
         object? parked = _aux;
         ExecutionContext? context = null;
         if (parked is not null)
@@ -181,15 +172,14 @@ internal sealed class StateMachineBox<TStateMachine, T> : SourceBox<T>
     private protected override void Release()
     {
         Diagnostics.JobDiagnostics.OnReleased(this);
-        ForeignAwait? foreign = _aux as ForeignAwait; // a failure replaced it with its error: dropped
-        StateMachine = default!;
-        ResetBox();
-        if (foreign is not null)
+        PerThread state = PerThread.Current;
+        if (_aux is ForeignAwait foreign)
         {
-            foreign.Unpark(); // it holds nothing of this use any more
-            _aux = foreign;
+            foreign.Return(state); // step 4 (after a failure the error took the slot: left to the GC)
         }
 
-        s_pool.Return(this);
+        StateMachine = default!;
+        ResetBox();
+        s_pool.Return(state, this);
     }
 }

@@ -273,4 +273,36 @@ public class AllocationTests
 
         Assert.InRange(best, 1, 120);
     }
+
+    private static async Job<int> AwaitForeignThenJob(Job<int> source)
+    {
+        await default(ForeignInlineAwaitable);
+        return await source + 1;
+    }
+
+    [Fact]
+    public void PendingJob_AfterATaskAwait_CarriesNothingForIt()
+    {
+        // What a Task await attaches to the box goes back to the pool when the job next awaits a
+        // job, so a job pending on a job is the bare box, even after a Task await.
+        const int count = 20_000;
+        long best = long.MaxValue;
+        for (int attempt = 0; attempt < 8; attempt++)
+        {
+            var head = new Promise<int>();
+            long before = GC.GetAllocatedBytesForCurrentThread();
+            Job<int> tail = head.Job;
+            for (int i = 0; i < count; i++)
+            {
+                tail = AwaitForeignThenJob(tail);
+            }
+
+            best = Math.Min(best, (GC.GetAllocatedBytesForCurrentThread() - before) / count);
+            head.SetResult(0);
+            Assert.Equal(count, tail.Wait());
+            System.Threading.Thread.Sleep(100);
+        }
+
+        Assert.InRange(best, 1, 120);
+    }
 }

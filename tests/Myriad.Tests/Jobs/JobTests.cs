@@ -325,4 +325,44 @@ public class JobTests
             base.Post(d, state);
         }
     }
+
+    /// <summary>A non-Myriad awaiter that keeps its continuation for the test to call (and call again).</summary>
+    private sealed class HeldContinuation : System.Runtime.CompilerServices.ICriticalNotifyCompletion
+    {
+        public Action? Continuation;
+
+        public HeldContinuation GetAwaiter() => this;
+
+        public bool IsCompleted => false;
+
+        public void GetResult()
+        {
+        }
+
+        public void OnCompleted(Action continuation) => Continuation = continuation;
+
+        public void UnsafeOnCompleted(Action continuation) => Continuation = continuation;
+    }
+
+    private static async Job<int> AwaitHeld(HeldContinuation held)
+    {
+        await held;
+        return 7;
+    }
+
+    [Fact]
+    public void AwaitForeign_AwaiterCallsItsContinuationTwice_SecondCallThrows()
+    {
+        var held = new HeldContinuation();
+        Job<int> job = AwaitHeld(held);
+        Action continuation = held.Continuation!;
+
+        continuation();
+        var beforeConsumed = Assert.Throws<InvalidOperationException>(continuation);
+        Assert.Equal(7, job.Wait());
+        var afterConsumed = Assert.Throws<InvalidOperationException>(continuation);
+
+        Assert.Contains("twice", beforeConsumed.Message, StringComparison.Ordinal);
+        Assert.Contains("twice", afterConsumed.Message, StringComparison.Ordinal);
+    }
 }
