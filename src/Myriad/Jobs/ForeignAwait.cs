@@ -18,32 +18,34 @@ namespace Myriad.Jobs;
 /// 1. At a foreign suspension the box attaches one if it has none (rented from the suspending
 ///    thread's pool and parked in <c>_aux</c>), records the context and the runtime
 ///    (<see cref="Park"/>) and hands the awaiter <see cref="Continuation"/>.
-/// 2. The awaiter calls <see cref="Continuation"/> once, on any thread. It takes the runtime (clearing
-///    it, so that a second call fails loudly instead of running the box twice), sends the box back to
+/// 2. The awaiter calls <see cref="Continuation"/> once, on any thread. It disarms the object (so that
+///    a second call fails loudly instead of running the box twice), sends the box back to
 ///    that runtime (a job must not drift off its runtime, least of all off a single-threaded one) or
 ///    else runs it through the trampoline, and touches nothing after that: from then on another
 ///    thread may run the box.
 /// 3. The box, when it runs, takes the context back (<see cref="Unpark"/>) and stays attached, so a
 ///    loop of Task awaits rents once.
 /// 4. The box detaches it and returns it to the pool of the thread it is on when it next suspends on
-///    a Myriad job (a job pending on a job carries nothing for Tasks) and when it is released. Both
-///    happen on threads that also rent: the thread running the job, and the thread that consumes its
-///    result (usually the one that started it). Returning it from the thread that completed the task
-///    would strand it in a thread-pool or timer thread's pool whenever a plain thread starts the jobs.
-///    A job that fails puts its error in <c>_aux</c> and leaves this object to the garbage collector.</para>
+///    a Myriad job (a job pending on a job carries nothing for Tasks). That thread also rents: it is
+///    the thread running the job. Returning it from the thread that completed the task instead would
+///    strand it in a thread-pool or timer thread's pool whenever a plain thread starts the jobs.
+/// 5. When the box is released, it keeps this object in its pool (the next job on the box that
+///    awaits a Task rents nothing; one that first awaits a job detaches it in step 4), so a pooled box
+///    carries at most one. A job that fails puts its error in <c>_aux</c> and leaves this object to
+///    the garbage collector.</para>
 /// <para>The delegate is created once per object and survives pooling.</para>
 /// </remarks>
 internal sealed class ForeignAwait
 {
     private static readonly BoxPool<ForeignAwait> s_pool = BoxPool<ForeignAwait>.Shared;
 
-    /// <summary>What <see cref="_resume"/> holds for a job that runs on no runtime.</summary>
-    private static readonly object s_noRuntime = new();
-
     private WorkItem? _box;
 
-    /// <summary>Between steps 1 and 2: the runtime to resume on, or <see cref="s_noRuntime"/>; null otherwise.</summary>
-    private object? _resume;
+    /// <summary>The runtime the pending foreign suspension started on (null: none, or not suspended).</summary>
+    private JobRuntime? _resumeOn;
+
+    /// <summary>True between steps 1 and 2: the continuation may run once.</summary>
+    private bool _armed;
 
     private Action? _continuation;
 
@@ -65,8 +67,19 @@ internal sealed class ForeignAwait
     /// <summary>Step 1: record what the resume needs.</summary>
     internal void Park(ExecutionContext? context, JobRuntime? resumeOn)
     {
-        Context = context;
-        _resume = (object?)resumeOn ?? s_noRuntime;
+        // Both are null here (fresh from the pool, or cleared by Unpark), and usually stay null:
+        // skipping the store of a null skips a GC write barrier.
+        if (context is not null)
+        {
+            Context = context;
+        }
+
+        if (resumeOn is not null)
+        {
+            _resumeOn = resumeOn;
+        }
+
+        _armed = true;
     }
 
     /// <summary>The delegate to give the awaiter (step 2).</summary>
@@ -75,15 +88,14 @@ internal sealed class ForeignAwait
     /// <summary>Step 2.</summary>
     private void Resume()
     {
-        object? resume = _resume;
         WorkItem? box = _box;
-        if (resume is null || box is null)
+        if (!_armed || box is null)
         {
             throw new InvalidOperationException("A non-Myriad awaiter called its continuation twice, or after the job it resumes had moved on.");
         }
 
-        _resume = null; // before the dispatch: the box may suspend again and park anew right after it
-        var runtime = resume as JobRuntime;
+        _armed = false; // before the dispatch: the box may suspend again and park anew right after it
+        JobRuntime? runtime = _resumeOn;
         PerThread state = PerThread.Current;
         if (runtime is not null && state.Context?.Runtime != runtime)
         {
@@ -95,11 +107,12 @@ internal sealed class ForeignAwait
         }
     }
 
-    /// <summary>Step 3, on the thread that runs the box: returns the context.</summary>
+    /// <summary>Step 3, on the thread that runs the box (and step 5): returns the context and forgets the runtime.</summary>
     internal ExecutionContext? Unpark()
     {
         ExecutionContext? context = Context;
         Context = null;
+        _resumeOn = null;
         return context;
     }
 
@@ -107,7 +120,8 @@ internal sealed class ForeignAwait
     internal void Return(PerThread state)
     {
         _box = null;
-        _resume = null;
+        _resumeOn = null;
+        _armed = false;
         Context = null;
         s_pool.Return(state, this);
     }

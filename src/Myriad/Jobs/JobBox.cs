@@ -28,7 +28,7 @@ public abstract class JobBox<T> : JobCell
         }
 
         // _aux is left alone: pending, a cell parks no error there, and a state-machine box may keep
-        // an attached ForeignAwait there until it is released (see StateMachineBox).
+        // an attached ForeignAwait there, across its release (see StateMachineBox).
         _result = result;
         SignalCompletion();
         return true;
@@ -58,6 +58,13 @@ public abstract class JobBox<T> : JobCell
     {
         _result = default!;
         ResetCell();
+    }
+
+    /// <summary>As <see cref="ResetBox"/>, keeping what a derived type parked in <c>_aux</c>.</summary>
+    private protected void ResetBoxKeepingAux()
+    {
+        _result = default!;
+        ResetCellKeepingAux();
     }
 
 }

@@ -60,9 +60,10 @@ public abstract class JobCell : WorkItem
     /// Two uses sharing one field to keep a pending job small (a million pending jobs is the workload
     /// this type exists for). Derived types may park state here (a state-machine box keeps the
     /// ExecutionContext of its suspension, cleared on resume, or, from an await on a Task until its
-    /// next await on a job or its release, an attached ForeignAwait that holds that context). At
-    /// completion a failure replaces it with its <see cref="ExceptionDispatchInfo"/>; a success leaves
-    /// it as it is, so readers of the outcome look only for an <see cref="ExceptionDispatchInfo"/>.
+    /// next await on a job, an attached ForeignAwait that holds that context, and that stays with the
+    /// box in its pool). At completion a failure replaces it with its
+    /// <see cref="ExceptionDispatchInfo"/>; a success leaves it as it is, so readers of the outcome
+    /// look only for an <see cref="ExceptionDispatchInfo"/>.
     /// </summary>
     private protected object? _aux;
     private short _version;
@@ -231,6 +232,13 @@ public abstract class JobCell : WorkItem
     private protected void ResetCell()
     {
         _aux = null;
+        ResetCellKeepingAux();
+    }
+
+    /// <summary>As <see cref="ResetCell"/>, for a derived type that keeps what it parked in <c>_aux</c> (no error is there).</summary>
+    private protected void ResetCellKeepingAux()
+    {
+        Debug.Assert(_aux is not ExceptionDispatchInfo, "an error must not survive the reset");
         _version++;
         Volatile.Write(ref _continuation, null);
     }

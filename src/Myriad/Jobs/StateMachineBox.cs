@@ -21,11 +21,11 @@ namespace Myriad.Jobs;
 /// same property).</para>
 /// <para>Size matters: a million suspended jobs is the design load. While suspended, the captured
 /// ExecutionContext lives in the cell's shared <c>_aux</c> slot (null when it is the default
-/// context); from an await on a Task or ValueTask until the next await on a job or the release, that
-/// slot holds an attached, pooled <see cref="ForeignAwait"/> instead, which carries the context, the
-/// runtime to resume on and the delegate such awaiters need (see <see cref="GetForeignContinuation"/>).
-/// A suspension on them then allocates nothing in steady state, a job pending on a job carries
-/// nothing for them, and the box has no delegate field.</para>
+/// context); from an await on a Task or ValueTask until the next await on a job, that slot holds an
+/// attached, pooled <see cref="ForeignAwait"/> instead, which carries the context, the runtime to
+/// resume on and the delegate such awaiters need (see <see cref="GetForeignContinuation"/>); it also
+/// stays with the box in the box's pool. A suspension on them then allocates nothing in steady state,
+/// a job pending on a job carries nothing for them, and the box has no delegate field.</para>
 /// </remarks>
 internal sealed class StateMachineBox<TStateMachine, T> : SourceBox<T>
     where TStateMachine : IAsyncStateMachine
@@ -172,14 +172,18 @@ internal sealed class StateMachineBox<TStateMachine, T> : SourceBox<T>
     private protected override void Release()
     {
         Diagnostics.JobDiagnostics.OnReleased(this);
-        PerThread state = PerThread.Current;
+        StateMachine = default!;
         if (_aux is ForeignAwait foreign)
         {
-            foreign.Return(state); // step 4 (after a failure the error took the slot: left to the GC)
+            // Step 5 of its protocol: it stays with the box in the box's pool.
+            foreign.Unpark();
+            ResetBoxKeepingAux();
+        }
+        else
+        {
+            ResetBox(); // after a failure the error took the slot: the ForeignAwait was left to the GC
         }
 
-        StateMachine = default!;
-        ResetBox();
-        s_pool.Return(state, this);
+        s_pool.Return(this);
     }
 }
