@@ -19,7 +19,9 @@ namespace Myriad.Jobs;
 ///    thread's pool and parked in <c>_aux</c>), records the context and the runtime
 ///    (<see cref="Park"/>) and hands the awaiter <see cref="Continuation"/>.
 /// 2. The awaiter calls <see cref="Continuation"/> once, on any thread. It disarms the object (so that
-///    a second call fails loudly instead of running the box twice), sends the box back to
+///    a second call made before the box suspends on a Task again fails loudly instead of running the
+///    box twice; a later one cannot be told from a real resume, the hazard of every pooled
+///    continuation, the BCL's pooled boxes included), sends the box back to
 ///    that runtime (a job must not drift off its runtime, least of all off a single-threaded one) or
 ///    else runs it through the trampoline, and touches nothing after that: from then on another
 ///    thread may run the box.
@@ -33,7 +35,9 @@ namespace Myriad.Jobs;
 ///    awaits a Task rents nothing; one that first awaits a job detaches it in step 4), so a pooled box
 ///    carries at most one. A job that fails puts its error in <c>_aux</c> and leaves this object to
 ///    the garbage collector.</para>
-/// <para>The delegate is created once per object and survives pooling.</para>
+/// <para>The delegate is created once per object and survives pooling. If the awaiter throws instead
+/// of taking the continuation, the builder unparks this object (disarming it) before the exception
+/// reaches the async method.</para>
 /// </remarks>
 internal sealed class ForeignAwait
 {
@@ -67,7 +71,8 @@ internal sealed class ForeignAwait
     /// <summary>Step 1: record what the resume needs.</summary>
     internal void Park(ExecutionContext? context, JobRuntime? resumeOn)
     {
-        // Both are null here (fresh from the pool, or cleared by Unpark), and usually stay null:
+        // Both are null here (fresh from the pool, or cleared by Unpark after a resume or a failed
+        // registration), and usually stay null:
         // skipping the store of a null skips a GC write barrier.
         if (context is not null)
         {
@@ -107,12 +112,13 @@ internal sealed class ForeignAwait
         }
     }
 
-    /// <summary>Step 3, on the thread that runs the box (and step 5): returns the context and forgets the runtime.</summary>
+    /// <summary>Step 3, on the thread that runs the box (and step 5): returns the context, forgets the runtime, disarms.</summary>
     internal ExecutionContext? Unpark()
     {
         ExecutionContext? context = Context;
         Context = null;
         _resumeOn = null;
+        _armed = false; // already so after a resume; not after a registration that threw
         return context;
     }
 

@@ -184,8 +184,17 @@ internal static class BuilderCore<T>
         where TStateMachine : IAsyncStateMachine
     {
         PerThread state = PerThread.Current;
+        bool created = boxField is null;
         StateMachineBox<TStateMachine, T> box = GetBox(ref boxField, ref stateMachine, state);
-        awaiter.OnCompleted(box.GetForeignContinuation(state));
+        try
+        {
+            awaiter.OnCompleted(box.GetForeignContinuation(state));
+        }
+        catch
+        {
+            RegistrationFailed(ref boxField, box, created);
+            throw;
+        }
     }
 
     /// <summary>Suspends until the awaiter completes.</summary>
@@ -199,18 +208,50 @@ internal static class BuilderCore<T>
         where TStateMachine : IAsyncStateMachine
     {
         PerThread state = PerThread.Current;
+        bool created = boxField is null;
         StateMachineBox<TStateMachine, T> box = GetBox(ref boxField, ref stateMachine, state);
-
-        // For value-type awaiters the JIT folds the type test and removes the box of the cast
-        // (the same pattern the BCL's builders use), so awaiting a job costs no delegate.
-        if (default(TAwaiter) is not null && awaiter is IJobAwaiter)
+        try
         {
-            box.CaptureContext(state);
-            ((IJobAwaiter)awaiter).OnCompleted(box);
+            // For value-type awaiters the JIT folds the type test and removes the box of the cast
+            // (the same pattern the BCL's builders use), so awaiting a job costs no delegate.
+            if (default(TAwaiter) is not null && awaiter is IJobAwaiter)
+            {
+                box.CaptureContext(state);
+                ((IJobAwaiter)awaiter).OnCompleted(box);
+            }
+            else
+            {
+                awaiter.UnsafeOnCompleted(box.GetForeignContinuation(state));
+            }
         }
-        else
+        catch
         {
-            awaiter.UnsafeOnCompleted(box.GetForeignContinuation(state));
+            RegistrationFailed(ref boxField, box, created);
+            throw;
+        }
+    }
+
+    /// <summary>
+    /// The awaiter refused the continuation (a job awaited twice, a ValueTask source that already has
+    /// a continuation) and the exception goes on into the async method, which may catch it and run
+    /// on without suspending. Undoes the suspension so that the method's next suspension finds a
+    /// consistent box: the first suspension's box holds a copy of the state machine that the method
+    /// no longer runs on, so it is returned unused and the next suspension copies afresh; a later
+    /// suspension runs on the box's own copy and only drops what it parked for the resume.
+    /// </summary>
+    /// <remarks>
+    /// The BCL's builders rethrow such an exception on the thread pool instead (crashing the process);
+    /// Myriad hands it to the method, so that awaiting a job twice surfaces where the misuse is.
+    /// </remarks>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void RegistrationFailed<TStateMachine>(ref JobBox<T>? boxField, StateMachineBox<TStateMachine, T> box, bool created)
+        where TStateMachine : IAsyncStateMachine
+    {
+        box.AbandonSuspension();
+        if (created)
+        {
+            boxField = null;
+            box.ReturnUnused();
         }
     }
 

@@ -56,7 +56,7 @@ internal sealed class StateMachineBox<TStateMachine, T> : SourceBox<T>
 
     /// <summary>
     /// Prepares a suspension on a non-Myriad awaiter and returns the delegate such awaiters insist
-    /// on, from the <see cref="ForeignAwait"/> attached to the box (steps 1 of its protocol).
+    /// on, from the <see cref="ForeignAwait"/> attached to the box (step 1 of its protocol).
     /// </summary>
     internal Action GetForeignContinuation(PerThread state)
     {
@@ -71,6 +71,25 @@ internal sealed class StateMachineBox<TStateMachine, T> : SourceBox<T>
         foreign.Park(context, runtime);
         return foreign.Continuation;
     }
+
+    /// <summary>
+    /// A suspension whose registration threw (see <c>BuilderCore.RegistrationFailed</c>): the box
+    /// is not suspended after all, so nothing parked for a resume may stay.
+    /// </summary>
+    internal void AbandonSuspension()
+    {
+        if (_aux is ForeignAwait foreign)
+        {
+            foreign.Unpark(); // also disarms it: a late call of its continuation throws
+        }
+        else
+        {
+            _aux = null; // the context parked for a job await
+        }
+    }
+
+    /// <summary>Returns a box that was rented for a suspension that did not happen; no handle to it exists.</summary>
+    internal void ReturnUnused() => Release();
 
     internal override void Execute(PerThread state)
     {

@@ -365,4 +365,80 @@ public class JobTests
         Assert.Contains("twice", beforeConsumed.Message, StringComparison.Ordinal);
         Assert.Contains("twice", afterConsumed.Message, StringComparison.Ordinal);
     }
+
+    private static async Job<int> AddOneAfter(Job<int> source) => await source + 1;
+
+    private static async Job<int> CatchAwaitedTwiceThenSuspend(Job<int> shared, Job<int> later, int[] passes)
+    {
+        try
+        {
+            await shared; // already awaited by someone else: the registration throws
+        }
+        catch (InvalidOperationException)
+        {
+        }
+
+        passes[0]++;
+        return await later + 1;
+    }
+
+    private sealed class RefusingAwaiter : System.Runtime.CompilerServices.ICriticalNotifyCompletion
+    {
+        public RefusingAwaiter GetAwaiter() => this;
+
+        public bool IsCompleted => false;
+
+        public void GetResult()
+        {
+        }
+
+        public void OnCompleted(Action continuation) => throw new NotSupportedException("refused");
+
+        public void UnsafeOnCompleted(Action continuation) => throw new NotSupportedException("refused");
+    }
+
+    private static async Job<int> CatchRefusalThenSuspend(Job<int> later, int[] passes)
+    {
+        try
+        {
+            await new RefusingAwaiter();
+        }
+        catch (NotSupportedException)
+        {
+        }
+
+        passes[0]++;
+        return await later + 1;
+    }
+
+    [Fact]
+    public void AwaitJobTwice_MethodCatchesAndSuspendsLater_ResumesWhereItIs()
+    {
+        // The failed first suspension had already copied the state machine into a box; the method
+        // runs on, and its next suspension must not resume that stale copy.
+        var first = new Promise<int>();
+        var later = new Promise<int>();
+        var passes = new int[1];
+        Job<int> shared = first.Job;
+        Job<int> owner = AddOneAfter(shared);
+        Job<int> job = CatchAwaitedTwiceThenSuspend(shared, later.Job, passes);
+
+        later.SetResult(41);
+        Assert.Equal(42, Support.TestHelpers.OnThread(() => job.Wait(), timeout: TimeSpan.FromSeconds(10)));
+        Assert.Equal(1, passes[0]);
+        first.SetResult(1);
+        Assert.Equal(2, owner.Wait());
+    }
+
+    [Fact]
+    public void ForeignAwaiterRefusesContinuation_MethodCatchesAndSuspendsLater_ResumesWhereItIs()
+    {
+        var later = new Promise<int>();
+        var passes = new int[1];
+        Job<int> job = CatchRefusalThenSuspend(later.Job, passes);
+
+        later.SetResult(41);
+        Assert.Equal(42, Support.TestHelpers.OnThread(() => job.Wait(), timeout: TimeSpan.FromSeconds(10)));
+        Assert.Equal(1, passes[0]);
+    }
 }
