@@ -109,5 +109,7 @@ public readonly struct JobAwaiter : ICriticalNotifyCompletion, IJobAwaiter
 
     JobCell? IJobAwaiter.Cell => _job._box;
 
-    void IJobAwaiter.OnCompleted(Internal.WorkItem continuation) => Adapters.Register(_job._box, _job._token, continuation);
+    bool IJobAwaiter.TryOnCompleted(Internal.WorkItem continuation) => Adapters.TryRegister(_job._box, _job._token, continuation);
+
+    void IJobAwaiter.ThrowRegistrationRefused() => _job._box!.ThrowRegistrationRefused(_job._token);
 }

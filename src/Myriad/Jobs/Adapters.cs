@@ -8,6 +8,18 @@ namespace Myriad.Jobs;
 internal static class Adapters
 {
     /// <summary>Registers a continuation on a job's cell; a job without a cell is complete, so it runs now.</summary>
+    /// <summary>As <see cref="Register"/>, without throwing: false when the cell refused (see <see cref="JobCell.TryOnCompleted"/>).</summary>
+    internal static bool TryRegister(JobCell? cell, short token, WorkItem continuation)
+    {
+        if (cell is null)
+        {
+            Trampoline.Dispatch(continuation);
+            return true;
+        }
+
+        return cell.TryOnCompleted(continuation, token);
+    }
+
     internal static void Register(JobCell? cell, short token, object continuation)
     {
         if (cell is null)

@@ -1,5 +1,6 @@
 using System;
 using System.Diagnostics;
+using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using System.Runtime.ExceptionServices;
 using System.Threading;
@@ -158,21 +159,46 @@ public abstract class JobCell : WorkItem
     /// <summary>Registers the one continuation (a <see cref="WorkItem"/> or an <see cref="Action"/>).</summary>
     internal void OnCompleted(object continuation, short token)
     {
-        ValidateToken(token);
+        if (!TryOnCompleted(continuation, token))
+        {
+            ThrowRegistrationRefused(token);
+        }
+    }
+
+    /// <summary>
+    /// Registration steps 1 and 2 without throwing: false, with nothing registered, when the token is
+    /// stale or another continuation is registered (step 3; <see cref="ThrowRegistrationRefused"/> says which).
+    /// </summary>
+    internal bool TryOnCompleted(object continuation, short token)
+    {
+        if (token != _version)
+        {
+            return false;
+        }
+
         Scheduling.MultiThreadRuntime.PayOwedWake(); // an asynchronous wait: the owner will not run it inline
         object? previous = Interlocked.CompareExchange(ref _continuation, continuation, null);
         if (previous is null)
         {
-            return;
+            return true;
         }
 
         if (ReferenceEquals(previous, s_completed))
         {
             DispatchContinuation(continuation);
-            return;
+            return true;
         }
 
+        return false;
+    }
+
+    /// <summary>The exception for a registration <see cref="TryOnCompleted"/> refused.</summary>
+    [DoesNotReturn]
+    internal void ThrowRegistrationRefused(short token)
+    {
+        ValidateToken(token);
         ThrowHelper.ThrowAwaitedTwice();
+        throw new UnreachableException();
     }
 
     /// <summary>Blocks until completed (see <see cref="BlockingWaiter"/>); the token is validated.</summary>

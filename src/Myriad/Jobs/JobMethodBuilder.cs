@@ -210,19 +210,33 @@ internal static class BuilderCore<T>
         PerThread state = PerThread.Current;
         bool created = boxField is null;
         StateMachineBox<TStateMachine, T> box = GetBox(ref boxField, ref stateMachine, state);
+
+        // For value-type awaiters the JIT folds the type test and removes the box of the cast
+        // (the same pattern the BCL's builders use), so awaiting a job costs no delegate. That path
+        // reports a refusal instead of throwing, so this method needs no exception handler.
+        if (default(TAwaiter) is not null && awaiter is IJobAwaiter)
+        {
+            box.CaptureContext(state);
+            if (!((IJobAwaiter)awaiter).TryOnCompleted(box))
+            {
+                RegistrationFailed(ref boxField, box, created);
+                ((IJobAwaiter)awaiter).ThrowRegistrationRefused();
+            }
+        }
+        else
+        {
+            UnsafeRegisterForeign(ref boxField, ref awaiter, box, created, state);
+        }
+    }
+
+    /// <summary>The foreign half of <see cref="AwaitUnsafeOnCompleted"/>, where the awaiter may throw.</summary>
+    private static void UnsafeRegisterForeign<TAwaiter, TStateMachine>(ref JobBox<T>? boxField, ref TAwaiter awaiter, StateMachineBox<TStateMachine, T> box, bool created, PerThread state)
+        where TAwaiter : ICriticalNotifyCompletion
+        where TStateMachine : IAsyncStateMachine
+    {
         try
         {
-            // For value-type awaiters the JIT folds the type test and removes the box of the cast
-            // (the same pattern the BCL's builders use), so awaiting a job costs no delegate.
-            if (default(TAwaiter) is not null && awaiter is IJobAwaiter)
-            {
-                box.CaptureContext(state);
-                ((IJobAwaiter)awaiter).OnCompleted(box);
-            }
-            else
-            {
-                awaiter.UnsafeOnCompleted(box.GetForeignContinuation(state));
-            }
+            awaiter.UnsafeOnCompleted(box.GetForeignContinuation(state));
         }
         catch
         {
@@ -303,5 +317,9 @@ internal interface IJobAwaiter
     /// <summary>The cell behind the awaited job; null when it completed synchronously (diagnostics).</summary>
     JobCell? Cell { get; }
 
-    void OnCompleted(WorkItem continuation);
+    /// <summary>Registers the continuation; false, with nothing registered, for a stale handle or a job awaited twice.</summary>
+    bool TryOnCompleted(WorkItem continuation);
+
+    /// <summary>Throws what a refused <see cref="TryOnCompleted"/> means.</summary>
+    void ThrowRegistrationRefused();
 }
