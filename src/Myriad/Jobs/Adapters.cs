@@ -7,9 +7,11 @@ namespace Myriad.Jobs;
 /// <summary>Small shared pieces of the awaiters and conversions.</summary>
 internal static class Adapters
 {
-    /// <summary>Registers a continuation on a job's cell; a job without a cell is complete, so it runs now.</summary>
-    /// <summary>As <see cref="Register"/>, without throwing: false when the cell refused (see <see cref="JobCell.TryOnCompleted"/>).</summary>
-    internal static bool TryRegister(JobCell? cell, short token, WorkItem continuation)
+    /// <summary>
+    /// Registers a continuation on a job's cell; a job without a cell is complete, so it runs now.
+    /// False, with nothing registered, when the cell refused (see <see cref="JobCell.TryOnCompleted"/>).
+    /// </summary>
+    internal static bool TryRegister(JobCell? cell, short token, object continuation)
     {
         if (cell is null)
         {
@@ -20,15 +22,12 @@ internal static class Adapters
         return cell.TryOnCompleted(continuation, token);
     }
 
+    /// <summary>As <see cref="TryRegister"/>, throwing what a refusal means (stale handle, job awaited twice).</summary>
     internal static void Register(JobCell? cell, short token, object continuation)
     {
-        if (cell is null)
+        if (!TryRegister(cell, token, continuation))
         {
-            Trampoline.Dispatch(continuation);
-        }
-        else
-        {
-            cell.OnCompleted(continuation, token);
+            cell!.ThrowRegistrationRefused(token);
         }
     }
 

@@ -72,8 +72,7 @@ internal sealed class ForeignAwait
     internal void Park(ExecutionContext? context, JobRuntime? resumeOn)
     {
         // Both are null here (fresh from the pool, or cleared by Unpark after a resume or a failed
-        // registration), and usually stay null:
-        // skipping the store of a null skips a GC write barrier.
+        // registration), and usually stay null: skipping the store of a null skips a GC write barrier.
         if (context is not null)
         {
             Context = context;

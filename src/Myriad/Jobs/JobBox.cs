@@ -66,7 +66,6 @@ public abstract class JobBox<T> : JobCell
         _result = default!;
         ResetCellKeepingAux();
     }
-
 }
 
 /// <summary>
