@@ -33,8 +33,8 @@ namespace Myriad.Jobs;
 ///    strand it in a thread-pool or timer thread's pool whenever a plain thread starts the jobs.
 /// 5. When the box is released, it keeps this object in its pool (the next job on the box that
 ///    awaits a Task rents nothing; one that first awaits a job detaches it in step 4), so a pooled box
-///    carries at most one. A job that fails puts its error in <c>_aux</c> and leaves this object to
-///    the garbage collector.</para>
+///    carries at most one. A job that fails puts its error in <c>_aux</c>, so it first returns this
+///    object to the pool of the thread it fails on (the thread running it, as in step 4).</para>
 /// <para>The delegate is created once per object and survives pooling. If the awaiter throws instead
 /// of taking the continuation, the builder unparks this object (disarming it) before the exception
 /// reaches the async method.</para>

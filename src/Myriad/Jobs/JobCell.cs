@@ -96,6 +96,15 @@ public abstract class JobCell : WorkItem
             return false;
         }
 
+        // The error takes the _aux slot. A state-machine box that awaited a Task since its last await
+        // on a job has a ForeignAwait attached there; it goes back to the pool first instead of to
+        // the garbage collector (step 5 of its protocol). Only the box's own MoveNext fails a box,
+        // on the thread running it, which is the thread step 4 returns it to as well.
+        if (_aux is ForeignAwait foreign)
+        {
+            foreign.Return(PerThread.Current);
+        }
+
         _aux = ExceptionDispatchInfo.Capture(exception);
         SignalCompletion();
         return true;

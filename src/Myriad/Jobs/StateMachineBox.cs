@@ -200,7 +200,7 @@ internal sealed class StateMachineBox<TStateMachine, T> : SourceBox<T>
         }
         else
         {
-            ResetBox(); // after a failure the error took the slot: the ForeignAwait was left to the GC
+            ResetBox(); // after a failure the error took the slot (the ForeignAwait went back to a pool first)
         }
 
         s_pool.Return(this);

@@ -1,5 +1,6 @@
 using System;
 using System.Threading;
+using Myriad.Internal;
 using Myriad.Jobs;
 using Myriad.Scheduling;
 using Myriad.Tests.Support;
@@ -292,5 +293,42 @@ public class AllocationTests
         // What a Task await attaches to the box goes back to the pool when the job next awaits a
         // job, so a job pending on a job is the bare box, even after a Task await.
         Assert.InRange(PendingLinkBytes(static tail => AwaitForeignThenJob(tail)), 1, 120);
+    }
+
+    private static async Job<int> FailAfterForeign()
+    {
+        await default(ForeignInlineAwaitable);
+        throw new InvalidOperationException("planned failure");
+    }
+
+    [Fact]
+    public void FailingJob_AfterATaskAwait_ReturnsWhatTheAwaitAttachedToThePool()
+    {
+        // The error takes the box's _aux slot, where the Task await attached its ForeignAwait. That
+        // object must go back to the failing thread's pool (the next Task await there rents it),
+        // not to the GC. A fresh thread starts with an empty pool of its own.
+        long rentBytes = -1;
+        Exception? failure = null;
+        var thread = new Thread(() =>
+        {
+            try
+            {
+                Job<int> job = FailAfterForeign();
+                failure = Record.Exception(() => job.Wait());
+                PerThread state = PerThread.Current;
+                long before = GC.GetAllocatedBytesForCurrentThread();
+                ForeignAwait foreign = ForeignAwait.Rent(state, null!);
+                rentBytes = GC.GetAllocatedBytesForCurrentThread() - before;
+                foreign.Return(state);
+            }
+            catch (Exception e)
+            {
+                failure = new InvalidOperationException("the test thread failed", e);
+            }
+        });
+        thread.Start();
+        Assert.True(thread.Join(TimeSpan.FromSeconds(30)), "the test thread hung");
+        Assert.Equal("planned failure", Assert.IsType<InvalidOperationException>(failure).Message);
+        Assert.Equal(0, rentBytes);
     }
 }
