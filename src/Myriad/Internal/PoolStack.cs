@@ -25,7 +25,9 @@ internal sealed class PoolStack
 {
     private static int s_trimEpoch;
 
-    private object?[] _items = new object?[MyriadDefaults.PerThreadPoolDepth];
+    private readonly int _depth;
+    private readonly int _maxDepth;
+    private object?[] _items;
     private int _epoch = Volatile.Read(ref s_trimEpoch);
 
     internal int Count;
@@ -39,6 +41,19 @@ internal sealed class PoolStack
     internal bool Starved;
 
     static PoolStack() => Gen2Trigger.Start();
+
+    internal PoolStack()
+        : this(MyriadDefaults.PerThreadPoolDepth, MyriadDefaults.PerThreadPoolMaxDepth)
+    {
+    }
+
+    /// <summary>A stack of other depths than the configured ones (tests).</summary>
+    internal PoolStack(int depth, int maxDepth)
+    {
+        _depth = depth;
+        _maxDepth = Math.Max(depth, maxDepth);
+        _items = new object?[depth];
+    }
 
     /// <summary>Moves on after every gen-2 collection; a stack that saw another value trims.</summary>
     internal static int TrimEpoch => Volatile.Read(ref s_trimEpoch);
@@ -85,12 +100,13 @@ internal sealed class PoolStack
 
         if (Count == _items.Length)
         {
-            if (!Starved || _items.Length >= MyriadDefaults.PerThreadPoolMaxDepth)
+            if (!Starved || _items.Length >= _maxDepth)
             {
                 return false;
             }
 
-            Array.Resize(ref _items, Math.Min(_items.Length * 2, MyriadDefaults.PerThreadPoolMaxDepth));
+            // From 1 when the initial depth is 0 (Myriad.ThreadPoolDepth allows it): doubling 0 stays 0.
+            Array.Resize(ref _items, Math.Min(Math.Max(1, _items.Length * 2), _maxDepth));
         }
 
         _items[Count++] = item;
@@ -101,7 +117,7 @@ internal sealed class PoolStack
     private void Trim()
     {
         Starved = false;
-        int depth = MyriadDefaults.PerThreadPoolDepth;
+        int depth = _depth;
         if (_items.Length <= depth)
         {
             return;

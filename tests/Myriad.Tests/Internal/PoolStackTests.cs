@@ -44,6 +44,25 @@ public class PoolStackTests
     }
 
     [Fact]
+    public void TryPush_InitialDepthZero_GrowsFromOne()
+    {
+        // Myriad.ThreadPoolDepth accepts 0; doubling a 0-slot stack used to leave it at 0 slots
+        // and the push then wrote past its end.
+        var stack = new PoolStack(depth: 0, maxDepth: 4) { Starved = true };
+        Assert.True(stack.TryPush(new object()));
+        Assert.True(stack.Capacity is >= 1 and <= 4);
+        Assert.NotNull(stack.Pop());
+    }
+
+    [Fact]
+    public void TryPush_DepthAndMaximumZero_Refuses()
+    {
+        var stack = new PoolStack(depth: 0, maxDepth: 0) { Starved = true };
+        Assert.False(stack.TryPush(new object()));
+        Assert.Equal(0, stack.Count);
+    }
+
+    [Fact]
     public void Pop_AfterPushes_ReturnsItemsLastInFirstOut()
     {
         var stack = new PoolStack();
