@@ -61,6 +61,14 @@ internal static class MyriadDefaults
     /// </summary>
     internal static readonly int HelpLoopParkMilliseconds = ReadInt("Myriad.HelpLoopParkMilliseconds", 1, 1, 1000);
 
+    /// <summary>
+    /// Stack size in bytes of each multi-threaded runtime's lazy-wake watchdog thread. It runs a
+    /// short loop of its own (no user code, no jobs), so 256 KiB is ample where the platform default
+    /// would reserve 8 MiB per runtime; the minimum the runtime accepts is far below it.
+    /// AppContext key: <c>Myriad.WatchdogStackSize</c>.
+    /// </summary>
+    internal static readonly int WatchdogStackSize = ReadInt("Myriad.WatchdogStackSize", 256 * 1024, 64 * 1024, 16 * 1024 * 1024);
+
     /// <summary>Reads an integer AppContext setting, clamped to [<paramref name="min"/>, <paramref name="max"/>]; <paramref name="fallback"/> when unset or unparsable.</summary>
     internal static int ReadInt(string key, int fallback, int min, int max)
     {

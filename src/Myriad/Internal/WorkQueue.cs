@@ -11,7 +11,11 @@ internal sealed class WorkQueue
 {
     // Slots wrap the reference in a struct: storing a WorkItem (an unsealed class) straight into a
     // WorkItem[] would cost an array-covariance type check per store.
-    private Slot[] _items = new Slot[16];
+    // The ring starts at 16 slots (128 bytes) and doubles when full: a thread's trampoline queue
+    // rarely holds more than a few deferred items, and a runtime's queue grows to its load once.
+    private Slot[] _items = new Slot[InitialCapacity];
+
+    private const int InitialCapacity = 16;
     private int _head;
     private int _count;
 
