@@ -72,6 +72,31 @@ internal static class ExecutionContextHelper
         }
     }
 
+    /// <summary>
+    /// After a scheduler ran an item: the default ExecutionContext and no SynchronizationContext
+    /// again, as the .NET thread pool resets its threads between work items. Without it an item that
+    /// set an AsyncLocal without flowing (a task run under <c>SuppressFlow</c>) or installed a
+    /// SynchronizationContext would leak it into every later, unrelated item on that thread, and a
+    /// leaked SynchronizationContext would capture their Task awaits.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static void ResetAfterItem(PerThread state)
+    {
+        RestoreDefaultIfChanged(state);
+        if (Direct)
+        {
+            ref SynchronizationContext? sync = ref SyncContextOf(state.Thread);
+            if (sync is not null)
+            {
+                sync = null;
+            }
+        }
+        else if (SynchronizationContext.Current is not null)
+        {
+            SynchronizationContext.SetSynchronizationContext(null);
+        }
+    }
+
     /// <summary>The thread's current context, as the runtime stores it (null: default). Requires <see cref="Direct"/>.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal static ExecutionContext? Peek(Thread thread) => ThreadExecutionContext(thread);

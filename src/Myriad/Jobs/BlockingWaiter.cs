@@ -1,5 +1,6 @@
 using System;
 using System.Threading;
+using System.Threading.Tasks;
 using Myriad.Internal;
 using Myriad.Scheduling;
 
@@ -40,16 +41,19 @@ internal sealed class BlockingWaiter : WorkItem
         state.CachedWaiter = null; // a nested wait (from work run by strategy 2) takes a fresh waiter
         waiter._done = false;
 
-        if (context is null && cell.OwnerRuntime is SingleThreadRuntime single)
+        JobRuntime? owner = cell.OwnerRuntime;
+        if (owner is SingleThreadRuntime single && state.Context?.Runtime != single)
         {
-            // Nobody else will run a single-threaded runtime's jobs: the waiting thread drives it.
+            // Nobody else will run a single-threaded runtime's jobs: the waiting thread drives it,
+            // also when it is a worker of another runtime (which is then out of that runtime's
+            // service meanwhile, as when it blocks on anything else).
             waiter._context = null;
             single.DriveUntilComplete(cell, token, waiter);
             state.CachedWaiter = waiter;
             return;
         }
 
-        if (cell.TryRunInline(state) && cell.IsCompletedUnchecked)
+        if (MayRunInline(owner, state) && cell.TryRunInline(state) && cell.IsCompletedUnchecked)
         {
             state.CachedWaiter = waiter;
             return;
@@ -91,6 +95,25 @@ internal sealed class BlockingWaiter : WorkItem
 
         waiter._context = null;
         state.CachedWaiter = waiter;
+    }
+
+    /// <summary>
+    /// Whether strategy 1 may run the job on this thread. Not on a thread of another runtime: the job
+    /// would run (and its Task awaits resume) there. Not on a plain thread that has a
+    /// SynchronizationContext or runs a task of a non-default TaskScheduler (a UI thread, an
+    /// exclusive scheduler): the job's Task awaits would capture it and post their resumes to a
+    /// thread blocked right here, which is a deadlock. The workers run it then, as
+    /// <c>Task.Run(...).Wait()</c> never inlines onto such a thread either.
+    /// </summary>
+    private static bool MayRunInline(JobRuntime? owner, PerThread state)
+    {
+        SchedulerContext? context = state.Context;
+        if (context is not null)
+        {
+            return context.Runtime == owner;
+        }
+
+        return SynchronizationContext.Current is null && TaskScheduler.Current == TaskScheduler.Default;
     }
 
     internal bool IsDone => _done;

@@ -135,6 +135,7 @@ internal static class Trampoline
         try
         {
             item.Execute(state);
+            ExecutionContextHelper.ResetAfterItem(state);
         }
         finally
         {

@@ -32,12 +32,22 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     private readonly StripedCounter _completed = new();
     private int _disposed;
 
-    /// <summary>Creates the runtime and registers it with <see cref="Diagnostics.MyriadMetrics"/>.</summary>
+    /// <summary>Completes when the winning <see cref="Dispose()"/> call has finished.</summary>
+    private readonly TaskCompletionSource _disposal = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+    /// <summary>
+    /// Names the runtime. The derived constructor registers it with
+    /// <see cref="Diagnostics.MyriadMetrics"/> as its last step (<see cref="RegisterMetrics"/>): a
+    /// collection may run at any moment and reads <see cref="Stats"/>, which needs the derived
+    /// fields, and a constructor that throws must leave nothing registered.
+    /// </summary>
     private protected JobRuntime(string? name)
     {
         Name = string.IsNullOrEmpty(name) ? $"{GetType().Name}-{Interlocked.Increment(ref s_nextId)}" : name;
-        Diagnostics.MyriadMetrics.Register(this);
     }
+
+    /// <summary>The last step of a derived constructor: from here on, metrics collections see this runtime.</summary>
+    private protected void RegisterMetrics() => Diagnostics.MyriadMetrics.Register(this);
 
     /// <summary>The runtime's name: the <c>myriad.runtime</c> tag of its metrics.</summary>
     public string Name { get; }
@@ -56,9 +66,11 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
 
     /// <summary>
     /// A <see cref="System.Threading.Tasks.TaskScheduler"/> that runs tasks on this runtime: start plain
-    /// <c>async Task</c> code with <c>Task.Factory.StartNew(..., scheduler)</c> and its awaits resume
-    /// here too. Inline execution is bounded by the trampoline, so long continuation chains do not
-    /// overflow the stack.
+    /// <c>async Task</c> code with <c>Task.Factory.StartNew(..., scheduler)</c> and its awaits of
+    /// Tasks resume here too. An await of a <see cref="Job"/> resumes on the thread that completes the
+    /// job instead (a job completed from outside the runtime takes the code off this scheduler).
+    /// Inline execution is bounded by the trampoline, so long continuation chains do not overflow
+    /// the stack.
     /// </summary>
     public TaskScheduler TaskScheduler
     {
@@ -287,24 +299,42 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     public void Run(Func<Job> body, CancellationToken cancellationToken = default)
         => Spawn(body, cancellationToken).Wait();
 
-    /// <summary>Stops the runtime; see the derived type for what happens to queued jobs.</summary>
+    /// <summary>
+    /// Stops the runtime; see the derived type for what happens to queued jobs. Every call returns
+    /// only once disposal is complete, also when another thread started it, except on one of the
+    /// runtime's own threads, which cannot wait for the workers it is one of.
+    /// </summary>
     public void Dispose()
     {
         if (Interlocked.Exchange(ref _disposed, 1) == 0)
         {
-            Diagnostics.MyriadMetrics.Unregister(this);
-            DisposeCore();
+            try
+            {
+                Diagnostics.MyriadMetrics.Unregister(this);
+                DisposeCore();
+            }
+            finally
+            {
+                _disposal.TrySetResult();
+            }
+        }
+        else if (!IsRuntimeThread)
+        {
+            // A later caller expects the drain the first call promises (a using block racing a
+            // shutdown hook, say). The first caller may be joining this very thread if it is a
+            // worker, hence the exception above.
+            _disposal.Task.GetAwaiter().GetResult();
         }
 
         GC.SuppressFinalize(this);
     }
 
-    /// <summary>Stops the runtime without blocking the caller's thread.</summary>
+    /// <summary>Stops the runtime without blocking the caller's thread; completes when disposal is complete.</summary>
     public ValueTask DisposeAsync()
     {
         if (Volatile.Read(ref _disposed) != 0)
         {
-            return default;
+            return new ValueTask(_disposal.Task);
         }
 
         return new ValueTask(Task.Factory.StartNew(static r => ((JobRuntime)r!).Dispose(), this, CancellationToken.None, TaskCreationOptions.DenyChildAttach | TaskCreationOptions.LongRunning, TaskScheduler.Default));

@@ -44,6 +44,14 @@ public sealed partial class MultiThreadRuntime
     private void ScheduleFromOutside(WorkItem item, PerThread state)
     {
         _global.Enqueue(item);
+
+        // Store -> load: the reads below (searching and idle counts, the armed flag, and the caller's
+        // shutdown check) must not be satisfied before the enqueue is visible. The lock's exit is only
+        // a release store, and each of those reads pairs with a thread that writes its flag with a
+        // full fence and then looks at the queue (a parking worker, the watchdog disarming, the last
+        // worker exiting): without this fence both sides could miss each other and the item would sit
+        // in the queue with nobody coming for it.
+        Interlocked.MemoryBarrier();
         int delay = _options.LazyWakeDelayMilliseconds;
         if (delay == 0 || _idle.SearchingCount != 0 || _idle.IdleCount == 0)
         {
@@ -54,6 +62,23 @@ public sealed partial class MultiThreadRuntime
         PayOwedWake(state);
         state.PendingWake = this;
         ArmWakeTimer();
+    }
+
+    /// <summary>
+    /// A worker's own work that it will most likely run itself (its next-job slot) but that could
+    /// wait behind a long item: wake a sibling only if it is still there after the lazy-wake delay
+    /// (at once when the delay is zero).
+    /// </summary>
+    internal void OfferLater()
+    {
+        if (_options.LazyWakeDelayMilliseconds == 0)
+        {
+            _idle.NotifyWork();
+        }
+        else
+        {
+            ArmWakeTimer();
+        }
     }
 
     /// <summary>Makes sure the watchdog looks at the queues within the lazy-wake delay.</summary>
@@ -117,7 +142,7 @@ public sealed partial class MultiThreadRuntime
                 return;
             }
 
-            var thread = new Thread(static r => ((MultiThreadRuntime)r!).WatchdogLoop(), 256 * 1024)
+            var thread = new Thread(static r => ((MultiThreadRuntime)r!).WatchdogLoop(), MyriadDefaults.WatchdogStackSize)
             {
                 IsBackground = true,
                 Name = $"{_options.ThreadNamePrefix} wake watchdog",

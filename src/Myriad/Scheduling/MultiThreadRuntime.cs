@@ -53,6 +53,8 @@ public sealed partial class MultiThreadRuntime : JobRuntime
         {
             worker.Start();
         }
+
+        RegisterMetrics();
     }
 
     /// <inheritdoc/>
@@ -138,7 +140,20 @@ public sealed partial class MultiThreadRuntime : JobRuntime
 
     private int _exitedWorkers;
 
-    internal void OnWorkerExited() => Interlocked.Increment(ref _exitedWorkers);
+    /// <summary>
+    /// Called by each worker as it leaves its loop after disposal. The last one moves what is left
+    /// in the injection queue to the thread pool: an outside <see cref="Schedule(WorkItem, PerThread)"/>
+    /// may have queued between that worker's last look and this count (its own re-check then still
+    /// saw a worker alive), and when a worker disposed the runtime nobody joins the workers to sweep
+    /// up afterwards. The increment is a full fence, pairing with the one after the enqueue.
+    /// </summary>
+    internal void OnWorkerExited()
+    {
+        if (Interlocked.Increment(ref _exitedWorkers) == _workers.Length)
+        {
+            MoveLeftoversToThreadPool();
+        }
+    }
 
     /// <summary>True when any queue visible to a searching worker holds work.</summary>
     internal bool AnyWorkVisible()
@@ -164,7 +179,8 @@ public sealed partial class MultiThreadRuntime : JobRuntime
         _shutdown = true;
         _watchdogParker.Unpark();
         _idle.WakeAll();
-        Worker? self = SchedulerContext.Current as Worker;
+        // A worker of another runtime disposing this one is an outside thread here.
+        Worker? self = SchedulerContext.Current is Worker { } current && current.Runtime == this ? current : null;
         foreach (Worker worker in _workers)
         {
             if (worker != self)
@@ -175,7 +191,7 @@ public sealed partial class MultiThreadRuntime : JobRuntime
 
         if (self is null)
         {
-            MoveLeftoversToThreadPool();
+            MoveLeftoversToThreadPool(); // the last worker did too; this catches what came after it
         }
     }
 }

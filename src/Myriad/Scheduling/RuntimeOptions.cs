@@ -129,8 +129,15 @@ public sealed class RuntimeOptions
 
     internal int LazyWakeDelayMilliseconds { get; private set; } = 1;
 
-    /// <summary>Stack size of the worker threads in bytes; 0 uses the platform default.</summary>
-    public int ThreadStackSize { get; set; }
+    /// <summary>Stack size of the worker threads in bytes; 0 (the default) uses the platform default.</summary>
+    /// <exception cref="ArgumentOutOfRangeException">The value is negative.</exception>
+    public int ThreadStackSize
+    {
+        get => _threadStackSize;
+        set => _threadStackSize = Check(value, 0, int.MaxValue);
+    }
+
+    private int _threadStackSize;
 
     private static int Check(int value, int min, int max)
     {

@@ -26,7 +26,11 @@ public abstract class SingleThreadRuntime : JobRuntime
     private int _driving;
 
     private protected SingleThreadRuntime(string? name)
-        : base(name) => _driver = new Driver(this);
+        : base(name)
+    {
+        _driver = new Driver(this);
+        RegisterMetrics();
+    }
 
     /// <inheritdoc/>
     public override Diagnostics.SchedulerStats Stats() => new(PendingCount, 0, 0, 0, 0);
@@ -96,6 +100,17 @@ public abstract class SingleThreadRuntime : JobRuntime
         }
 
         SchedulerContext? previous = SchedulerContext.Enter(_driver);
+
+        // The driving thread's own SynchronizationContext (a UI thread's) must not be what the jobs
+        // see: a Task await inside a job would capture it and post its resume there, to a thread
+        // that is blocked right here driving. Items run with none (each one is reset after it runs)
+        // and the thread gets its context back when the drive ends.
+        SynchronizationContext? callerSync = SynchronizationContext.Current;
+        if (callerSync is not null)
+        {
+            SynchronizationContext.SetSynchronizationContext(null);
+        }
+
         try
         {
             if (cell is not null)
@@ -123,6 +138,7 @@ public abstract class SingleThreadRuntime : JobRuntime
         }
         finally
         {
+            SynchronizationContext.SetSynchronizationContext(callerSync);
             SchedulerContext.Leave(previous);
             Volatile.Write(ref _driving, 0);
         }

@@ -37,8 +37,9 @@ internal enum SpawnBodyKind : byte
 /// <para><see cref="Execute"/> therefore has two callers: a queue entry (start) and the inner job's
 /// completion (finish). A queue may still hold a stale entry for a box after a waiter ran it inline
 /// (its entry could not be taken back), and even after the box was reused. Such an entry either
-/// finds the state non-zero and the inner job not completed (and returns), or starts the box's new
-/// spawn, which is queued anyway and whose own entry will find the claim taken. Finishing requires
+/// finds the state non-zero and the inner job not completed (and returns), or finds the box's new
+/// spawn: it starts it only on a thread of the new spawn's runtime (see <see cref="MayStartHere"/>),
+/// where that spawn is queued anyway and its own entry will find the claim taken. Finishing requires
 /// the state 2 -> 1 exchange and the inner job to be completed, checked without throwing on a
 /// stale token, so the inner result is consumed exactly once. <see cref="Rent"/> writes the claim
 /// last, publishing the other fields to whoever claims.</para>
@@ -79,6 +80,19 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
 
     internal override JobRuntime? OwnerRuntime => _runtime;
 
+    /// <summary>
+    /// Whether a queue entry run on this thread may start the box: on a thread of its own runtime, or
+    /// on the thread pool once that runtime is disposed (where its leftovers go). A stale entry in
+    /// another runtime's queue (see the remarks) must not start a reused box there: the job would
+    /// run on the wrong runtime (a current-thread runtime's job on a pool worker). Its own entry, in
+    /// its own runtime's queue, starts it.
+    /// </summary>
+    private bool MayStartHere(PerThread state)
+    {
+        JobRuntime runtime = _runtime!;
+        return state.Context?.Runtime == runtime || runtime.IsDisposed;
+    }
+
     /// <summary>The Queued -> Running exchange that exactly one of the scheduler, a waiter or disposal wins.</summary>
     private bool TryClaim() =>
         Volatile.Read(ref _claim) == Queued && Interlocked.CompareExchange(ref _claim, Running, Queued) == Queued;
@@ -90,6 +104,11 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
         switch (Volatile.Read(ref _claim))
         {
             case Queued:
+                if (!MayStartHere(state))
+                {
+                    break; // a stale entry meeting this box reused by a spawn on another runtime
+                }
+
                 if (TryClaim())
                 {
                     Start(state);

@@ -78,11 +78,14 @@ internal sealed partial class Worker : SchedulerContext
 
     /// <summary>
     /// Trampoline deferrals go to the next-job slot (owner thread only). No other worker is woken
-    /// for it: the deferred item is this worker's own continuation and runs as soon as the current
-    /// item unwinds. Waking a sibling would only let it steal the slot and drag a continuation
-    /// chain from core to core (a million-job chain would then pay a migration every few dozen
-    /// links). An item displaced into the run queue is older work, and that one is worth
-    /// offering to idle workers.
+    /// for it at once: the deferred item is this worker's own continuation and usually runs as soon
+    /// as the current item unwinds. Waking a sibling would only let it steal the slot and drag a
+    /// continuation chain from core to core (a million-job chain would then pay a migration every
+    /// few dozen links). But the current item may go on for long after deferring (a job that
+    /// completes a promise deep in a call chain, then computes), so the wake is deferred to the
+    /// watchdog, as for a lone spawn: if the slot is still full and nothing moved for a whole
+    /// lazy-wake delay, a parked sibling is woken and steals it. An item displaced into the run
+    /// queue is older work, and that one is offered to idle workers now.
     /// </summary>
     internal override void DeferLocal(WorkItem item)
     {
@@ -91,6 +94,10 @@ internal sealed partial class Worker : SchedulerContext
         {
             _queue.Owner.Push(displaced, _runtime.Overflow);
             _runtime.Idle.NotifyWork();
+        }
+        else
+        {
+            _runtime.OfferLater();
         }
     }
 

@@ -58,4 +58,74 @@ public class MyriadMetricsTests
         runtime.RunUntilIdle();
         Assert.Equal(0, runtime.Stats().QueuedItems);
     }
+
+    [Fact]
+    public void Collection_WhileRuntimesAreConstructed_DoesNotThrow()
+    {
+        // A runtime is registered as its constructor's last step: a collection running meanwhile
+        // must not read a half-built runtime's stats.
+        using var listener = new MeterListener
+        {
+            InstrumentPublished = (instrument, l) =>
+            {
+                if (instrument.Meter.Name == MyriadMetrics.MeterName)
+                {
+                    l.EnableMeasurementEvents(instrument);
+                }
+            },
+        };
+        listener.SetMeasurementEventCallback<long>(static (_, _, _, _) => { });
+        listener.Start();
+        var stop = new System.Threading.ManualResetEventSlim();
+        var builder = new System.Threading.Thread(() =>
+        {
+            for (int i = 0; i < 100; i++)
+            {
+                new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 }).Dispose();
+            }
+
+            stop.Set();
+        });
+        builder.Start();
+        while (!stop.IsSet)
+        {
+            listener.RecordObservableInstruments();
+        }
+
+        builder.Join();
+    }
+
+    [Fact]
+    public void ActiveJobs_WhileJobsAreSpawnedAndFinish_IsNeverNegative()
+    {
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        long min = long.MaxValue;
+        var stop = new System.Threading.ManualResetEventSlim();
+        var spawners = new System.Threading.Thread[2];
+        for (int i = 0; i < spawners.Length; i++)
+        {
+            spawners[i] = new System.Threading.Thread(() =>
+            {
+                while (!stop.IsSet)
+                {
+                    runtime.SpawnDetached(0, static _ => { });
+                }
+            });
+            spawners[i].Start();
+        }
+
+        var clock = System.Diagnostics.Stopwatch.StartNew();
+        while (clock.ElapsedMilliseconds < 1000)
+        {
+            min = System.Math.Min(min, MyriadMetrics.ActiveJobs(runtime));
+        }
+
+        stop.Set();
+        foreach (System.Threading.Thread spawner in spawners)
+        {
+            spawner.Join();
+        }
+
+        Assert.True(min >= 0, $"myriad.jobs.active read {min}");
+    }
 }

@@ -18,6 +18,7 @@ public class MultiThreadRuntimeTests
         Assert.Throws<ArgumentOutOfRangeException>(() => options.LocalQueueCapacity = 100);
         Assert.Throws<ArgumentOutOfRangeException>(() => options.GlobalQueueInterval = 0);
         Assert.Throws<ArgumentOutOfRangeException>(() => options.LazyWakeDelay = TimeSpan.FromSeconds(-1));
+        Assert.Throws<ArgumentOutOfRangeException>(() => options.ThreadStackSize = -1);
         Assert.Throws<ArgumentNullException>(() => new MultiThreadRuntime(null!));
     }
 
@@ -182,5 +183,62 @@ public class MultiThreadRuntimeTests
             return Job.FromResult(seen);
         }));
         Assert.True(ran, "a job spawned by a busy worker was stranded in its queue");
+    }
+
+    private sealed class Deferral
+    {
+        public readonly Promise<int> Promise = new();
+        public readonly ManualResetEventSlim Resumed = new();
+        public volatile bool ResumedWhileBusy;
+    }
+
+    [Fact]
+    public void DeferredContinuation_InTheSlotOfAWorkerThatStaysBusy_IsRunByASibling()
+    {
+        // The trampoline defers a continuation completed deep in a call chain to the worker's
+        // next-job slot; if that worker then computes for long, a parked sibling must take it.
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        var d = new Deferral();
+        runtime.SpawnDetached(d, static async d =>
+        {
+            await d.Promise.Job;
+            d.Resumed.Set();
+        });
+        Thread.Sleep(100); // suspended on the promise; both workers park
+        runtime.SpawnDetached(d, static d =>
+        {
+            Thread.Sleep(50); // long enough for the wake watchdog armed by this spawn to disarm
+            Myriad.Internal.PerThread state = Myriad.Internal.PerThread.Current;
+            int depth = state.Depth;
+            state.Depth = Myriad.Internal.MyriadDefaults.MaxInlineDepth; // as deep as the trampoline allows
+            d.Promise.SetResult(1); // the continuation goes to this worker's next-job slot
+            state.Depth = depth;
+            d.ResumedWhileBusy = d.Resumed.Wait(TimeSpan.FromSeconds(20)); // this worker stays busy meanwhile
+        });
+        Assert.True(d.Resumed.Wait(TimeSpan.FromSeconds(30)), "the continuation never ran");
+        SpinWait.SpinUntil(() => d.ResumedWhileBusy, TimeSpan.FromSeconds(30));
+        Assert.True(d.ResumedWhileBusy, "the continuation waited until its worker was free again");
+    }
+
+    [Fact]
+    public void Dispose_WhileAnotherDisposalDrains_ReturnsOnlyOnceDrained()
+    {
+        var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        var ran = new int[1];
+        for (int i = 0; i < 200; i++)
+        {
+            runtime.SpawnDetached(ran, static r =>
+            {
+                Thread.Sleep(1);
+                Interlocked.Increment(ref r[0]);
+            });
+        }
+
+        ValueTask first = runtime.DisposeAsync();
+        Thread.Sleep(5);
+        runtime.Dispose();
+        Assert.Equal(200, Volatile.Read(ref ran[0]));
+        Assert.True(runtime.DisposeAsync().IsCompleted);
+        first.AsTask().Wait();
     }
 }

@@ -1,0 +1,112 @@
+using System;
+using System.Threading;
+using System.Threading.Tasks;
+using Myriad.Scheduling;
+using Xunit;
+
+namespace Myriad.Tests.Interop;
+
+/// <summary>
+/// Library code never hands a caller's SynchronizationContext (or TaskScheduler) to jobs, and nothing
+/// a job or task installs on a runtime thread leaks into later, unrelated work there.
+/// </summary>
+public class SynchronizationContextTests
+{
+    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
+
+    /// <summary>A UI-like context whose thread is busy: posts are counted and never run.</summary>
+    private sealed class UnpumpedContext : SynchronizationContext
+    {
+        public int Posts;
+
+        public override void Post(SendOrPostCallback d, object? state) => Interlocked.Increment(ref Posts);
+    }
+
+    private static bool FinishesOnThreadWith(SynchronizationContext context, Action body)
+    {
+        Exception? error = null;
+        var thread = new Thread(() =>
+        {
+            SynchronizationContext.SetSynchronizationContext(context);
+            try
+            {
+                body();
+            }
+            catch (Exception e)
+            {
+                error = e;
+            }
+        }) { IsBackground = true };
+        thread.Start();
+        bool finished = thread.Join(Timeout);
+        Assert.Null(error);
+        return finished;
+    }
+
+    private static async Job<int> DelayThenOne()
+    {
+        await Task.Delay(10);
+        return 1;
+    }
+
+    [Fact]
+    public void MultiThreadRun_FromThreadWithSynchronizationContext_CompletesWithoutPostingThere()
+    {
+        // Running the job inline on the waiting thread would let its Task await capture the
+        // context and post the resume to a thread blocked in Run: a deadlock.
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        var context = new UnpumpedContext();
+        Assert.True(FinishesOnThreadWith(context, () => Assert.Equal(1, runtime.Run(static () => DelayThenOne()))), "Run hung");
+        Assert.Equal(0, context.Posts);
+    }
+
+    [Fact]
+    public void CurrentThreadRun_FromThreadWithSynchronizationContext_CompletesAndRestoresIt()
+    {
+        using var runtime = new CurrentThreadRuntime();
+        var context = new UnpumpedContext();
+        SynchronizationContext? afterRun = null;
+        SynchronizationContext? insideJob = context;
+        Assert.True(FinishesOnThreadWith(context, () =>
+        {
+            Assert.Equal(1, runtime.Run(() =>
+            {
+                insideJob = SynchronizationContext.Current;
+                return DelayThenOne();
+            }));
+            afterRun = SynchronizationContext.Current;
+        }), "Run hung");
+        Assert.Null(insideJob);
+        Assert.Same(context, afterRun);
+        Assert.Equal(0, context.Posts);
+    }
+
+    [Fact]
+    public void SpawnedJob_AfterAJobThatSetASynchronizationContext_SeesNone()
+    {
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1 });
+        var context = new UnpumpedContext();
+        runtime.Spawn(context, static async c =>
+        {
+            await Job.Delay(1);
+            SynchronizationContext.SetSynchronizationContext(c);
+        }).Wait();
+        SynchronizationContext? seen = runtime.Run(static () => Job.FromResult(SynchronizationContext.Current));
+        Assert.Null(seen);
+    }
+
+    [Fact]
+    public void FlowSuppressedTask_OnRuntimeScheduler_DoesNotLeakAsyncLocalToTheNextTask()
+    {
+        var local = new AsyncLocal<int>();
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1 });
+        Task<int> second;
+        using (ExecutionContext.SuppressFlow())
+        {
+            Task.Factory.StartNew(() => local.Value = 99, CancellationToken.None, TaskCreationOptions.None, runtime.TaskScheduler).Wait();
+            second = Task.Factory.StartNew(() => local.Value, CancellationToken.None, TaskCreationOptions.None, runtime.TaskScheduler);
+        }
+
+        Assert.Equal(0, second.Result);
+    }
+}

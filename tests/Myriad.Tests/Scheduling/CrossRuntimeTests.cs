@@ -1,0 +1,61 @@
+using System.Threading;
+using System.Threading.Tasks;
+using Myriad.Scheduling;
+using Myriad.Tests.Support;
+using Xunit;
+
+namespace Myriad.Tests.Scheduling;
+
+/// <summary>A job runs on its own runtime, whichever runtime's thread waits for it or held a stale entry for its box.</summary>
+public class CrossRuntimeTests
+{
+    [Fact]
+    public void Wait_OnCurrentThreadRuntimeJobFromAnotherRuntimesWorker_RunsItAsThatRuntime()
+    {
+        using var a = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        using var b = new CurrentThreadRuntime();
+        (bool onA, bool onB) seen = a.Run((a, b), static s =>
+        {
+            Job<(bool, bool)> job = s.b.Spawn(s, static s => Job.FromResult((s.a.IsRuntimeThread, s.b.IsRuntimeThread)));
+            return Job.FromResult(job.Wait());
+        });
+        Assert.False(seen.onA);
+        Assert.True(seen.onB);
+    }
+
+    private sealed class Handoff
+    {
+        public MultiThreadRuntime Runtime = null!;
+        public readonly ManualResetEventSlim Gate = new();
+        public readonly TaskCompletionSource<Job> Spawned = new();
+        public volatile string? RanOn;
+    }
+
+    [Fact]
+    public void StaleQueueEntry_OfAJobRunByItsWaiter_DoesNotStartTheBoxsNextSpawnOnAnotherRuntime()
+    {
+        // B sits in a worker's local queue; a plain thread waits for it and runs it itself (it can
+        // only take entries back from the global queue), so B's entry stays behind and B's pooled
+        // box goes back to this thread's pool. C, spawned next on another runtime, gets that box;
+        // the stale entry must not start C on the first runtime's worker.
+        using var first = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1, ThreadNamePrefix = "first" });
+        using var second = new CurrentThreadRuntime();
+        var handoff = new Handoff { Runtime = first };
+        TestHelpers.OnThread(() =>
+        {
+            first.SpawnDetached(handoff, static h =>
+            {
+                h.Spawned.SetResult(h.Runtime.Spawn(h, static h => { }));
+                h.Gate.Wait(); // keep the worker busy so that the entry stays queued
+            });
+            Job b = handoff.Spawned.Task.Result;
+            b.Wait();
+            Job c = second.Spawn(handoff, static h => h.RanOn = Thread.CurrentThread.Name ?? "unnamed");
+            handoff.Gate.Set();
+            Thread.Sleep(100); // the worker now pops the stale entry
+            c.Wait();
+        });
+        Assert.NotNull(handoff.RanOn);
+        Assert.DoesNotContain("first", handoff.RanOn!);
+    }
+}
