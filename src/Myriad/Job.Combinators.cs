@@ -12,20 +12,30 @@ public readonly partial struct Job
     /// Completes when every job has completed; consumes all of them. If any failed, throws the first
     /// failure (in argument order) once all have completed, so that every job's pooled state is released.
     /// </summary>
+    /// <remarks>The handles are copied before this returns, as <c>Task.WhenAll</c> copies its array:
+    /// the caller may reuse <paramref name="jobs"/> at once.</remarks>
     /// <exception cref="ArgumentNullException"><paramref name="jobs"/> is null.</exception>
     public static Job WhenAll(params Job[] jobs)
     {
         ArgumentNullException.ThrowIfNull(jobs);
-        return WhenAllCore(jobs);
+        return WhenAllCore(CopyOf(jobs));
     }
 
     /// <summary>Completes with every job's result, in argument order; consumes all of them.</summary>
+    /// <remarks>The handles are copied before this returns: the caller may reuse <paramref name="jobs"/> at once.</remarks>
     /// <exception cref="ArgumentNullException"><paramref name="jobs"/> is null.</exception>
     public static Job<T[]> WhenAll<T>(params Job<T>[] jobs)
     {
         ArgumentNullException.ThrowIfNull(jobs);
-        return WhenAllCore(jobs);
+        return WhenAllCore(CopyOf(jobs));
     }
+
+    /// <summary>
+    /// The cores read each handle only after the previous one completed, which may be long after the
+    /// call returned; by then the caller may have reused its array for other jobs, and the jobs it
+    /// gave would never be awaited (their failures lost, their pooled boxes never recycled).
+    /// </summary>
+    private static TJob[] CopyOf<TJob>(TJob[] jobs) => jobs.Length == 0 ? jobs : (TJob[])jobs.Clone();
 
     private static async Job WhenAllCore(Job[] jobs)
     {
