@@ -1,7 +1,8 @@
 using System;
-using System.Collections.Generic;
+using System.Diagnostics;
 using System.Runtime.ExceptionServices;
 using System.Threading;
+using Myriad.Internal;
 using Myriad.Jobs;
 
 namespace Myriad;
@@ -78,8 +79,11 @@ public readonly partial struct Job
     /// <summary>
     /// Completes with the index of the first job to complete. Jobs are single-use, so WhenAny consumes
     /// them all: the winner's failure is rethrown by the returned job, the others are awaited in the
-    /// background and their outcomes discarded.
+    /// background and their outcomes discarded (a loser's failure included).
     /// </summary>
+    /// <remarks>
+    /// <para>Every handle is read before this returns: the caller may reuse <paramref name="jobs"/> at once.</para>
+    /// </remarks>
     /// <exception cref="ArgumentNullException"><paramref name="jobs"/> is null.</exception>
     /// <exception cref="ArgumentException"><paramref name="jobs"/> is empty.</exception>
     public static Job<int> WhenAny(params Job[] jobs)
@@ -93,13 +97,15 @@ public readonly partial struct Job
         var race = new Promise<int>();
         for (int i = 0; i < jobs.Length; i++)
         {
-            _ = ObserveAsync(jobs[i], i, race);
+            ConsumeInBackground(ObserveAsync(jobs[i], i, race));
         }
 
         return race.Job;
     }
 
     /// <summary>Completes with the index and result of the first job to complete; see <see cref="WhenAny(Job[])"/>.</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="jobs"/> is null.</exception>
+    /// <exception cref="ArgumentException"><paramref name="jobs"/> is empty.</exception>
     public static Job<(int Index, T Result)> WhenAny<T>(params Job<T>[] jobs)
     {
         ArgumentNullException.ThrowIfNull(jobs);
@@ -111,35 +117,93 @@ public readonly partial struct Job
         var race = new Promise<(int, T)>();
         for (int i = 0; i < jobs.Length; i++)
         {
-            _ = ObserveAsync(jobs[i], i, race);
+            ConsumeInBackground(ObserveAsync(jobs[i], i, race));
         }
 
         return race.Job;
     }
 
+    // The observers never fail: the awaited job's outcome, failure included, goes to the race. A
+    // loser's failure (any outcome after the winner was decided) is dropped on purpose, as
+    // Task.WhenAny drops it: the race already has its one outcome. Completing the race is outside
+    // the try, so that a fault there could not be mistaken for the job's failure and swallowed.
     private static async Job ObserveAsync(Job job, int index, Promise<int> race)
     {
+        Exception? error = null;
         try
         {
             await job;
-            race.TrySetResult(index);
         }
         catch (Exception e)
         {
-            race.TrySetException(e);
+            error = e;
+        }
+
+        if (error is null)
+        {
+            race.TrySetResult(index);
+        }
+        else
+        {
+            race.TrySetException(error);
         }
     }
 
     private static async Job ObserveAsync<T>(Job<T> job, int index, Promise<(int, T)> race)
     {
+        Exception? error = null;
+        T result = default!;
         try
         {
-            T result = await job;
-            race.TrySetResult((index, result));
+            result = await job;
         }
         catch (Exception e)
         {
-            race.TrySetException(e);
+            error = e;
+        }
+
+        if (error is null)
+        {
+            race.TrySetResult((index, result));
+        }
+        else
+        {
+            race.TrySetException(error);
+        }
+    }
+
+    /// <summary>
+    /// Consumes an observer job that nobody awaits. An unconsumed pending job is never released: its
+    /// pooled box never goes back to its pool, and with <see cref="Diagnostics.JobDiagnostics.TrackLiveJobs"/>
+    /// on it stays in the live-job dump forever. A job that completed synchronously has no box and
+    /// needs nothing.
+    /// </summary>
+    private static void ConsumeInBackground(Job job)
+    {
+        if (job._inner._box is { } box)
+        {
+            Debug.Assert(!box.ConsumingRunsUserCode, "an async method's box runs no user code when consumed");
+            box.OnCompleted(ObserverSink.Instance, job._inner._token);
+        }
+    }
+
+    /// <summary>
+    /// The one shared consumer of the combinators' background jobs (as <see cref="Scheduling.JobRuntime.Detach(Job)"/>
+    /// consumes a job with one shared observer per runtime, but needing no runtime): releases the
+    /// job's box when it completes, at no cost per job.
+    /// </summary>
+    private sealed class ObserverSink : CellObserver
+    {
+        internal static readonly ObserverSink Instance = new();
+
+        internal override void OnCellCompleted(JobCell cell)
+        {
+            // An observer catches its job's failure, so this is null unless completing the race
+            // itself threw; that must not be lost, and must not unwind through this completion.
+            if (cell.ConsumeForObserver() is { } error)
+            {
+                ThrowHelper.ContinuationFailed(error);
+            }
         }
     }
 }

@@ -1,11 +1,25 @@
+using System;
+using System.Collections.Concurrent;
+using System.Linq;
+using Myriad.Diagnostics;
+using Myriad.Internal;
 using Myriad.Tests.Support;
 using Xunit;
 
 namespace Myriad.Tests.Jobs;
 
-/// <summary><see cref="Job.WhenAll(Job[])"/> and its typed overload: what they read from the caller's array.</summary>
+/// <summary>
+/// <see cref="Job.WhenAll(Job[])"/> and <see cref="Job.WhenAny(Job[])"/>: what they read from the
+/// caller's array, and that every job they start in the background is consumed.
+/// </summary>
+/// <remarks>In the heavy collection because two tests turn on the process-wide live-job tracking
+/// (and one replaces the process-wide continuation-failure hook): no other test may run meanwhile.</remarks>
+[Collection(HeavyCollection.Name)]
 public sealed class CombinatorTests
 {
+    /// <summary>The name <see cref="JobDiagnostics"/> gives WhenAny's per-job observers.</summary>
+    private const string ObserverMethod = "Job.ObserveAsync";
+
     private static async Job Untyped(Job<int> source) => await source;
 
     private static async Job<int> Pass(Job<int> source) => await source;
@@ -39,4 +53,97 @@ public sealed class CombinatorTests
         second.SetResult(2);
         Assert.Equal([1, 2], Sync.Result(all));
     }
+
+    [Fact]
+    public void WhenAnyT_LosersCompleteAfterTheWinner_NoObserverLeftInLiveJobDump()
+    {
+        JobDiagnostics.TrackLiveJobs = true;
+        try
+        {
+            var winner = new Promise<int>();
+            var loser = new Promise<int>();
+            Job<(int Index, int Result)> any = Job.WhenAny(Pass(winner.Job), Pass(loser.Job));
+            Assert.Equal(2, ObserverCount()); // the check below can see them: both observers wait
+
+            winner.SetResult(1);
+            Assert.Equal((0, 1), Sync.Result(any));
+            Assert.Equal(1, ObserverCount()); // the loser's observer still waits for it
+
+            loser.SetResult(2);
+            Assert.Equal(0, ObserverCount());
+        }
+        finally
+        {
+            JobDiagnostics.TrackLiveJobs = false;
+        }
+    }
+
+    [Fact]
+    public void WhenAny_LosersCompleteAfterTheWinner_NoObserverLeftInLiveJobDump()
+    {
+        JobDiagnostics.TrackLiveJobs = true;
+        try
+        {
+            var winner = new Promise<int>();
+            var losers = new[] { new Promise<int>(), new Promise<int>() };
+            Job<int> any = Job.WhenAny(Untyped(losers[0].Job), Untyped(winner.Job), Untyped(losers[1].Job));
+            Assert.Equal(3, ObserverCount());
+
+            winner.SetResult(1);
+            Assert.Equal(1, Sync.Result(any));
+            losers[0].SetResult(0);
+            losers[1].SetException(new FormatException("a loser's failure"));
+            Assert.Equal(0, ObserverCount());
+        }
+        finally
+        {
+            JobDiagnostics.TrackLiveJobs = false;
+        }
+    }
+
+    [Fact]
+    public void WhenAny_LoserFailsAfterTheWinner_FailureDroppedAndNothingReported()
+    {
+        var reported = new ConcurrentQueue<Exception>();
+        Action<Exception> original = ThrowHelper.ContinuationFailed;
+        ThrowHelper.ContinuationFailed = reported.Enqueue;
+        try
+        {
+            var winner = new Promise<int>();
+            var loser = new Promise<int>();
+            Job<(int Index, int Result)> any = Job.WhenAny(Pass(winner.Job), Pass(loser.Job));
+            winner.SetResult(7);
+            loser.SetException(new FormatException("after the race was decided"));
+
+            Assert.Equal((0, 7), Sync.Result(any));
+            Assert.Empty(reported);
+        }
+        finally
+        {
+            ThrowHelper.ContinuationFailed = original;
+        }
+    }
+
+    [Fact]
+    public void WhenAny_WinnerFails_FailureRethrownAndObserversConsumed()
+    {
+        JobDiagnostics.TrackLiveJobs = true;
+        try
+        {
+            var winner = new Promise<int>();
+            var loser = new Promise<int>();
+            Job<int> any = Job.WhenAny(Untyped(winner.Job), Untyped(loser.Job));
+            winner.SetException(new FormatException("the winner's failure"));
+            Assert.Throws<FormatException>(() => any.Wait());
+
+            loser.SetResult(0);
+            Assert.Equal(0, ObserverCount());
+        }
+        finally
+        {
+            JobDiagnostics.TrackLiveJobs = false;
+        }
+    }
+
+    private static int ObserverCount() => JobDiagnostics.Snapshot().Count(j => j.Method == ObserverMethod);
 }
