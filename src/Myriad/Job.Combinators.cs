@@ -22,8 +22,19 @@ public readonly partial struct Job
         return WhenAllCore(CopyOf(jobs));
     }
 
-    /// <summary>Completes with every job's result, in argument order; consumes all of them.</summary>
-    /// <remarks>The handles are copied before this returns: the caller may reuse <paramref name="jobs"/> at once.</remarks>
+    /// <summary>
+    /// Completes with every job's result, in argument order; consumes all of them. If any failed,
+    /// throws the first failure (in argument order) once all have completed.
+    /// </summary>
+    /// <remarks>
+    /// <para>The handles are copied before this returns: the caller may reuse <paramref name="jobs"/> at once.</para>
+    /// <para><b>Results that must be disposed.</b> When one job fails, the results of the jobs that
+    /// succeeded are dropped with the result array: nobody can reach them any more. If they own
+    /// something (a <see cref="Coordination.JobMutex.Releaser"/> or a
+    /// <see cref="Coordination.JobSemaphore.Releaser"/>), it is never given back: the mutex stays
+    /// locked and the permit is lost for good. Await such jobs one by one instead, and dispose each
+    /// result you get.</para>
+    /// </remarks>
     /// <exception cref="ArgumentNullException"><paramref name="jobs"/> is null.</exception>
     public static Job<T[]> WhenAll<T>(params Job<T>[] jobs)
     {
@@ -83,6 +94,13 @@ public readonly partial struct Job
     /// </summary>
     /// <remarks>
     /// <para>Every handle is read before this returns: the caller may reuse <paramref name="jobs"/> at once.</para>
+    /// <para><b>Not a timeout for acquisitions.</b> A loser's result is discarded (and this overload
+    /// has no result even for the winner). If it owns something (a <see cref="Coordination.JobMutex.Releaser"/>
+    /// or a <see cref="Coordination.JobSemaphore.Releaser"/>), it is never given back: racing
+    /// <c>mutex.LockAsync()</c> against <c>Job.Delay(timeout)</c> and losing leaves the mutex locked
+    /// forever once the lock is granted to the discarded loser. Give up
+    /// on such a wait with the operation's own <see cref="CancellationToken"/> instead (a token from
+    /// <see cref="CancellationTokenSource.CancelAfter(TimeSpan)"/>): a canceled wait acquires nothing.</para>
     /// </remarks>
     /// <exception cref="ArgumentNullException"><paramref name="jobs"/> is null.</exception>
     /// <exception cref="ArgumentException"><paramref name="jobs"/> is empty.</exception>
@@ -104,6 +122,8 @@ public readonly partial struct Job
     }
 
     /// <summary>Completes with the index and result of the first job to complete; see <see cref="WhenAny(Job[])"/>.</summary>
+    /// <remarks>The losers' results are discarded: see <see cref="WhenAny(Job[])"/> before racing a job
+    /// whose result must be disposed (a lock or a permit).</remarks>
     /// <exception cref="ArgumentNullException"><paramref name="jobs"/> is null.</exception>
     /// <exception cref="ArgumentException"><paramref name="jobs"/> is empty.</exception>
     public static Job<(int Index, T Result)> WhenAny<T>(params Job<T>[] jobs)

@@ -33,6 +33,11 @@ public sealed class JobMutex : IWaiterHost<VoidResult>
     /// Acquires the mutex: completes at once if it is free, otherwise when every earlier waiter has
     /// had it. Dispose the result to release it.
     /// </summary>
+    /// <remarks>The result owns the mutex: whoever receives it must dispose it. To bound the wait, pass
+    /// a token canceled after the timeout (<see cref="CancellationTokenSource.CancelAfter(TimeSpan)"/>);
+    /// do not race the job against a delay with <see cref="Job.WhenAny(Job[])"/> or combine it with
+    /// <see cref="Job.WhenAll{T}(Job{T}[])"/>: those consume the job and drop the releaser of a loser
+    /// (or of a success next to a failure), which leaves the mutex locked forever.</remarks>
     /// <param name="cancellationToken">Gives up waiting with <see cref="OperationCanceledException"/>
     /// (then the mutex was not acquired); a token that can be canceled makes the wait allocate.</param>
     public Job<Releaser> LockAsync(CancellationToken cancellationToken = default)
