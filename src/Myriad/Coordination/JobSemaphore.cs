@@ -14,7 +14,9 @@ namespace Myriad.Coordination;
 /// FIFO of waiters. Invariant: jobs wait only while no permit is free. A release hands its permits
 /// straight to the oldest waiters (so a newcomer cannot take a permit ahead of them), and only the
 /// permits nobody waits for become free. Released waiters resume after the internal lock is released,
-/// one at a time through the trampoline.</para>
+/// one at a time through the trampoline. A release that would take the free permits past
+/// <see cref="MaxCount"/> (counted before any hand-off, as <see cref="SemaphoreSlim"/> counts) throws
+/// and changes nothing.</para>
 /// </remarks>
 public sealed class JobSemaphore : IWaiterHost<VoidResult>
 {
@@ -96,20 +98,28 @@ public sealed class JobSemaphore : IWaiterHost<VoidResult>
     }
 
     /// <summary>Gives back <paramref name="releaseCount"/> permits, first to the oldest waiters.</summary>
+    /// <remarks>The bound is checked, as <see cref="SemaphoreSlim.Release(int)"/> checks it, against the
+    /// free permits before any hand-off: the call succeeds only if <see cref="CurrentCount"/> plus
+    /// <paramref name="releaseCount"/> is at most <see cref="MaxCount"/>, however many jobs wait. So
+    /// whether it throws never depends on the waiters (or on a canceled waiter not yet unlinked).</remarks>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="releaseCount"/> is less than 1.</exception>
     /// <exception cref="SemaphoreFullException">More than <see cref="MaxCount"/> permits would be free
-    /// (more releases than acquisitions). Nothing is released then, except permits already handed to
-    /// waiters (possible only when <paramref name="releaseCount"/> exceeds the waiters plus the room
-    /// left); the free count stays at most <see cref="MaxCount"/>.</exception>
+    /// (more releases than acquisitions). Nothing is released then: no waiter is handed a permit and
+    /// <see cref="CurrentCount"/> is unchanged.</exception>
     public void Release(int releaseCount = 1)
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(releaseCount, 1);
         var released = default(WaiterQueue<VoidResult>);
         _waiters.Lock.Enter();
-        if (releaseCount > _maxCount - _count && _waiters.Queue.IsEmpty)
+
+        // Counting the waiters in (releasing past MaxCount when some of the permits go to them) would
+        // make the outcome depend on how many waiters are queued, and on whether a canceled one is
+        // still linked, and an overflow found after the hand-off could no longer change nothing.
+        int free = _count;
+        if (releaseCount > _maxCount - free)
         {
             _waiters.Lock.Exit();
-            throw new SemaphoreFullException($"Releasing {releaseCount} permit(s) would leave more than MaxCount ({_maxCount}) free: a permit was released more times than it was acquired.");
+            throw new SemaphoreFullException($"Releasing {releaseCount} permit(s) with {free} free would leave more than MaxCount ({_maxCount}) free: a permit was released more times than it was acquired.");
         }
 
         int remaining = releaseCount;
@@ -119,16 +129,7 @@ public sealed class JobSemaphore : IWaiterHost<VoidResult>
             remaining--;
         }
 
-        if (remaining > _maxCount - _count)
-        {
-            // Waiters were present (so nothing was free) yet took fewer permits than the room needed.
-            _count = _maxCount;
-            _waiters.Lock.Exit();
-            released.CompleteAll(default);
-            throw new SemaphoreFullException($"Releasing {releaseCount} permit(s) left more than MaxCount ({_maxCount}) free: a permit was released more times than it was acquired.");
-        }
-
-        _count += remaining;
+        _count += remaining; // at most releaseCount, which the check above fitted under MaxCount
         _waiters.Lock.Exit();
         released.CompleteAll(default);
     }

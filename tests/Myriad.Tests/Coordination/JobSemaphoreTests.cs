@@ -66,6 +66,40 @@ public sealed class JobSemaphoreTests
     }
 
     [Fact]
+    public void Release_BeyondMaxCountWithWaiters_ThrowsAndHandsNoPermitToThem()
+    {
+        var semaphore = new JobSemaphore(0, maxCount: 2);
+        Job<JobSemaphore.Releaser> waiting = semaphore.AcquireAsync();
+
+        // Three permits with none free exceed MaxCount, although one of them could go to the waiter.
+        Assert.Throws<SemaphoreFullException>(() => semaphore.Release(3));
+        Assert.False(waiting.IsCompleted, "a release that threw handed a permit to a waiter");
+        Assert.Equal(0, semaphore.CurrentCount);
+
+        semaphore.Release(2);
+        Sync.Result(waiting).Dispose();
+        Assert.Equal(2, semaphore.CurrentCount);
+    }
+
+    [Fact]
+    public void Release_UpToMaxCountWithWaiters_HandsOffFirstAndFreesTheRest()
+    {
+        var semaphore = new JobSemaphore(0, maxCount: 2);
+        Job<JobSemaphore.Releaser> first = semaphore.AcquireAsync();
+        Job<JobSemaphore.Releaser> second = semaphore.AcquireAsync();
+
+        semaphore.Release(2);
+        Assert.True(first.IsCompleted && second.IsCompleted);
+        Assert.Equal(0, semaphore.CurrentCount);
+        Sync.Result(first).Dispose();
+        Assert.Equal(1, semaphore.CurrentCount);
+        Assert.Throws<SemaphoreFullException>(() => semaphore.Release(2));
+        Assert.Equal(1, semaphore.CurrentCount);
+        Sync.Result(second).Dispose();
+        Assert.Equal(2, semaphore.CurrentCount);
+    }
+
+    [Fact]
     public void AcquireAsync_CanceledWhileWaiting_TakesNoPermit()
     {
         var semaphore = new JobSemaphore(0);
