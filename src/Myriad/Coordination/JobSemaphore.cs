@@ -98,10 +98,15 @@ public sealed class JobSemaphore : IWaiterHost<VoidResult>
     }
 
     /// <summary>Gives back <paramref name="releaseCount"/> permits, first to the oldest waiters.</summary>
-    /// <remarks>The bound is checked, as <see cref="SemaphoreSlim.Release(int)"/> checks it, against the
+    /// <remarks>
+    /// <para>The bound is checked, as <see cref="SemaphoreSlim.Release(int)"/> checks it, against the
     /// free permits before any hand-off: the call succeeds only if <see cref="CurrentCount"/> plus
     /// <paramref name="releaseCount"/> is at most <see cref="MaxCount"/>, however many jobs wait. So
-    /// whether it throws never depends on the waiters (or on a canceled waiter not yet unlinked).</remarks>
+    /// whether it throws never depends on the waiters (or on a canceled waiter not yet unlinked).</para>
+    /// <para>Releases are not matched with acquisitions: releasing a permit nobody holds (a
+    /// <see cref="Releaser"/> disposed twice, say) is accepted while it fits under
+    /// <see cref="MaxCount"/>, and adds a permit for good.</para>
+    /// </remarks>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="releaseCount"/> is less than 1.</exception>
     /// <exception cref="SemaphoreFullException">More than <see cref="MaxCount"/> permits would be free
     /// (more releases than acquisitions). Nothing is released then: no waiter is handed a permit and
@@ -138,15 +143,27 @@ public sealed class JobSemaphore : IWaiterHost<VoidResult>
 
     ref SpareWaiter IWaiterHost<VoidResult>.Spare => ref _waiters.Spare;
 
-    /// <summary>Gives one permit back to a <see cref="JobSemaphore"/> when disposed.</summary>
+    /// <summary>Gives one permit back to a <see cref="JobSemaphore"/> when disposed. Dispose it exactly once.</summary>
+    /// <remarks>
+    /// <para>Unlike <see cref="JobMutex.Releaser"/>, a second <see cref="Dispose"/> is not detected: it is
+    /// one more <see cref="Release"/>, of a permit that is not held. The semaphore keeps no state per
+    /// acquisition (so acquiring allocates nothing) and cannot tell one holder's permit from another's,
+    /// and counting holders would only move the failure onto another holder's release. So it adds a
+    /// permit, and from then on one job more than the semaphore allows can hold one at a time; only when
+    /// that would leave more than <see cref="MaxCount"/> free does it throw
+    /// <see cref="SemaphoreFullException"/>.</para>
+    /// <para>Copies of a releaser (it is a struct) are the same permit: dispose only one of them.</para>
+    /// </remarks>
     public readonly struct Releaser : IDisposable
     {
         private readonly JobSemaphore? _semaphore;
 
         internal Releaser(JobSemaphore semaphore) => _semaphore = semaphore;
 
-        /// <summary>Releases the permit (see <see cref="Release"/>). The default value does nothing.</summary>
-        /// <exception cref="SemaphoreFullException">The permit was already given back and the semaphore is full.</exception>
+        /// <summary>Releases the permit (see <see cref="Release"/>); call it once per acquisition. The default value does nothing.</summary>
+        /// <exception cref="SemaphoreFullException">More than <see cref="MaxCount"/> permits would be free:
+        /// this releaser (or a copy of it) was already disposed, or permits were otherwise released more
+        /// times than acquired. A second dispose when the semaphore is not full does not throw (see the remarks).</exception>
         public void Dispose() => _semaphore?.Release();
     }
 }

@@ -100,6 +100,22 @@ public sealed class JobSemaphoreTests
     }
 
     [Fact]
+    public void Releaser_DisposedTwice_AddsAPermitUntilFullThenThrows()
+    {
+        // The documented contract of a misuse nobody can detect without per-acquisition state: the
+        // second dispose is an ordinary release of a permit that was not held.
+        var semaphore = new JobSemaphore(2, maxCount: 2);
+        JobSemaphore.Releaser a = Sync.Result(semaphore.AcquireAsync());
+        JobSemaphore.Releaser b = Sync.Result(semaphore.AcquireAsync());
+        a.Dispose();
+        a.Dispose();
+        Assert.Equal(2, semaphore.CurrentCount); // b still holds a permit, yet two are free
+
+        Assert.Throws<SemaphoreFullException>(() => b.Dispose());
+        Assert.Equal(2, semaphore.CurrentCount);
+    }
+
+    [Fact]
     public void AcquireAsync_CanceledWhileWaiting_TakesNoPermit()
     {
         var semaphore = new JobSemaphore(0);
