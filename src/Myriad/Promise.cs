@@ -6,22 +6,33 @@ using Myriad.Jobs;
 namespace Myriad;
 
 /// <summary>
-/// A one-shot result cell: one side completes it once, the other awaits <see cref="Job"/> once.
+/// A one-shot result cell: one side completes it once, the other awaits <see cref="Job"/>.
 /// The job-world counterpart of <see cref="System.Threading.Tasks.TaskCompletionSource{TResult}"/>.
 /// </summary>
 /// <remarks>
-/// Completing runs the awaiting job's continuation through the trampoline (inline while the stack is
-/// shallow), so completing a promise at the head of a million-job chain does not overflow the stack.
-/// The <see cref="Job"/> may be awaited once; a second await throws <see cref="InvalidOperationException"/>.
-/// Not pooled: a promise is an ordinary object with an ordinary lifetime.
+/// <para>Completing runs the awaiting job's continuation through the trampoline (inline while the stack is
+/// shallow), so completing a promise at the head of a million-job chain does not overflow the stack.</para>
+/// <para><b>Handles.</b> Each handle is single-use, like any <see cref="Myriad.Job{T}"/>: awaiting it
+/// (or reading its result) consumes it, and a second await of the same handle throws
+/// <see cref="InvalidOperationException"/>. Every read of <see cref="Job"/> until that consumption
+/// returns the same handle: only one of the copies may be awaited, and a second awaiter throws.
+/// Once it is consumed, reading <see cref="Job"/> again returns a fresh handle to the same outcome
+/// (the outcome is never cleared, since the promise is not pooled): so a completed promise's result
+/// can be read any number of times, one consumer after another, each through a fresh read of
+/// <see cref="Job"/>. To share the result among awaiters that wait at the same time, use
+/// <see cref="Job{T}.AsTask"/>.</para>
+/// <para>Not pooled: a promise is an ordinary object with an ordinary lifetime.
 /// The <c>TrySet</c> methods may race from any number of threads (as <c>Job.WhenAny</c> makes them):
-/// exactly one wins and completes the promise; the others return false and change nothing.
+/// exactly one wins and completes the promise; the others return false and change nothing.</para>
 /// </remarks>
 public sealed class Promise<T>
 {
     private readonly PromiseCell _cell = new();
 
-    /// <summary>The job that completes when the promise does.</summary>
+    /// <summary>
+    /// A handle to the job that completes when the promise does. Single-use; after it was consumed,
+    /// reading this again gives a fresh handle to the same outcome (see the type's remarks).
+    /// </summary>
     public Job<T> Job => new(_cell, _cell.Version);
 
     /// <summary>Whether the promise has been completed.</summary>
@@ -73,7 +84,8 @@ public sealed class Promise<T>
 
         internal bool TryClaim() => Interlocked.Exchange(ref _claimed, 1) == 0;
 
-        // Single use: consuming the result invalidates the one handle; the outcome stays.
+        // Single use per handle: consuming the result invalidates the current handle; the outcome
+        // stays, so the next read of Promise.Job (stamped with the new version) reads it again.
         private protected override void Release() => InvalidateTokens();
 
         internal override string Describe() => $"Promise<{typeof(T).Name}>";
