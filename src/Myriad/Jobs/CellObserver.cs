@@ -9,7 +9,8 @@ namespace Myriad.Jobs;
 /// </summary>
 /// <remarks>
 /// Exists for detached spawns: a million fire-and-forget jobs, each suspended on something, would
-/// otherwise keep a million per-job objects alive only to report a failure nobody awaits.
+/// otherwise keep a million per-job objects alive only to report a failure nobody awaits. Also
+/// consumes <c>Job.WhenAny</c>'s per-job observer jobs, which need no runtime.
 /// </remarks>
 internal abstract class CellObserver
 {

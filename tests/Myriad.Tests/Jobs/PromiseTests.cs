@@ -1,7 +1,7 @@
 using System;
 using Xunit;
 
-namespace Myriad.Tests.Coordination;
+namespace Myriad.Tests.Jobs;
 
 /// <summary>The handle contract of <see cref="Promise{T}"/>: each handle single-use, the outcome readable again through a fresh one.</summary>
 public sealed class PromiseTests
