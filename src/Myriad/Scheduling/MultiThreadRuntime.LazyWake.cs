@@ -10,7 +10,6 @@ public sealed partial class MultiThreadRuntime
     private Thread? _watchdog;
     private readonly Parker _watchdogParker = new();
     private int _wakeTimerArmed;
-    private long _lastProgress = -1;
 
     /// <summary>
     /// Queues work that comes from a thread that is not one of our workers.
@@ -162,16 +161,23 @@ public sealed partial class MultiThreadRuntime
     /// Each tick:
     /// 1. Disarm.
     /// 2. If no work is visible, sleep until re-armed.
-    /// 3. If work is visible but the runtime made progress since the last tick (a worker ran an
-    ///    item, or an item left the injection queue, a take-back by a waiting spawner included),
-    ///    re-arm and look again next tick: the work is probably being taken care of, and waking a
-    ///    worker for an item its spawner is about to take back only burns that worker's core.
-    /// 4. Otherwise work sat visible for a whole tick with nothing moving: wake a worker.
-    /// A stuck item is therefore picked up within two delays at most.
+    /// 3. Otherwise look at each place that holds work: a worker's run queue and next-job slot, and
+    ///    the injection queue. Work there is stuck if that place did not move for a whole tick: the
+    ///    worker ran no item from its loop, or no item left the injection queue (a take-back by a
+    ///    waiting spawner included). If anything is stuck, wake a worker.
+    /// 4. Re-arm, and look again next tick while work stays visible.
+    /// Progress is judged per place, not for the runtime as a whole: an item queued behind a worker
+    /// that runs one long item is stuck even while the other workers keep running their own work.
+    /// Work that moves along is left alone: waking a worker for an item that its own worker, or
+    /// its spawner about to take it back, will run next only burns that worker's core. A stuck
+    /// item is therefore picked up within two delays, as long as some worker is parked.
     /// </remarks>
     private void WatchdogLoop()
     {
         int delay = Math.Max(1, _options.LazyWakeDelayMilliseconds);
+        long[] lastRun = new long[_workers.Length];
+        long lastRemovals = -1;
+        Array.Fill(lastRun, -1);
         while (!_shutdown)
         {
             if (Volatile.Read(ref _wakeTimerArmed) == 0)
@@ -182,33 +188,41 @@ public sealed partial class MultiThreadRuntime
 
             Thread.Sleep(delay);
             Interlocked.Exchange(ref _wakeTimerArmed, 0);
-            long progress = Progress();
-            if (!AnyWorkVisible())
+            bool visible = false;
+            bool stuck = false;
+
+            long removals = _global.Removals;
+            if (!_global.IsEmpty)
             {
-                _lastProgress = progress;
+                visible = true;
+                stuck |= removals == lastRemovals;
+            }
+
+            lastRemovals = removals;
+            for (int i = 0; i < _workers.Length; i++)
+            {
+                Worker worker = _workers[i];
+                long run = Volatile.Read(ref worker.ItemsRun);
+                if (worker.HasStealableWork)
+                {
+                    visible = true;
+                    stuck |= run == lastRun[i];
+                }
+
+                lastRun[i] = run;
+            }
+
+            if (!visible)
+            {
                 continue;
             }
 
-            if (progress != _lastProgress)
+            if (stuck)
             {
-                _lastProgress = progress;
-                Interlocked.Exchange(ref _wakeTimerArmed, 1);
-                continue;
+                _idle.NotifyWork();
             }
 
-            _idle.NotifyWork();
+            Interlocked.Exchange(ref _wakeTimerArmed, 1);
         }
-    }
-
-    /// <summary>A number that changes whenever the runtime moves work along (racy sum; only compared).</summary>
-    private long Progress()
-    {
-        long progress = _global.Removals;
-        foreach (Worker worker in _workers)
-        {
-            progress += Volatile.Read(ref worker.ItemsRun);
-        }
-
-        return progress;
     }
 }

@@ -241,4 +241,43 @@ public class MultiThreadRuntimeTests
         Assert.True(runtime.DisposeAsync().IsCompleted);
         first.AsTask().Wait();
     }
+
+    private sealed class Blocked
+    {
+        public MultiThreadRuntime Runtime = null!;
+        public readonly ManualResetEventSlim LoopStarted = new();
+        public readonly ManualResetEventSlim ItemRan = new();
+        public volatile bool Stop;
+        public volatile bool RanWhileBlocked;
+    }
+
+    [Fact]
+    public void QueuedItem_BehindABlockedWorker_WhileAnotherWorkerKeepsRunning_IsStolen()
+    {
+        // One worker keeps running items of its own (the runtime as a whole makes progress), a
+        // second blocks right after queuing an item locally, the others park: the watchdog must
+        // see that the blocked worker's queue does not move and wake a parked worker to steal it.
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 4 });
+        var b = new Blocked { Runtime = runtime };
+        Job busy = runtime.Spawn(b, static async b =>
+        {
+            b.LoopStarted.Set();
+            while (!b.Stop)
+            {
+                await b.Runtime.Spawn(0, static _ => { });
+            }
+        });
+        Assert.True(b.LoopStarted.Wait(TimeSpan.FromSeconds(30)));
+        runtime.SpawnDetached(b, static b =>
+        {
+            Thread.Sleep(200); // the other workers park meanwhile
+            b.Runtime.SpawnDetached(b, static b => b.ItemRan.Set()); // queued on this worker
+            b.RanWhileBlocked = b.ItemRan.Wait(TimeSpan.FromSeconds(20)); // blocked on something else
+        });
+        Assert.True(b.ItemRan.Wait(TimeSpan.FromSeconds(40)), "the item never ran");
+        SpinWait.SpinUntil(() => b.RanWhileBlocked, TimeSpan.FromSeconds(30));
+        b.Stop = true;
+        busy.Wait();
+        Assert.True(b.RanWhileBlocked, "the item waited until its worker was free again");
+    }
 }
