@@ -25,6 +25,7 @@ namespace Myriad.Scheduling;
 public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
 {
     private static int s_nextId;
+    private static int s_nextClaimId;
 
     private MyriadTaskScheduler? _taskScheduler;
     private long _unobserved;
@@ -48,6 +49,9 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
 
     /// <summary>The last step of a derived constructor: from here on, metrics collections see this runtime.</summary>
     private protected void RegisterMetrics() => Diagnostics.MyriadMetrics.Register(this);
+
+    /// <summary>A positive number of this runtime alone: how a spawn box queued on it marks itself (see SpawnBox).</summary>
+    internal int ClaimId { get; } = Interlocked.Increment(ref s_nextClaimId);
 
     /// <summary>The runtime's name: the <c>myriad.runtime</c> tag of its metrics.</summary>
     public string Name { get; }

@@ -40,9 +40,9 @@ public sealed partial class MultiThreadRuntime : JobRuntime
     public MultiThreadRuntime(RuntimeOptions options)
         : base((options ?? throw new ArgumentNullException(nameof(options))).Name)
     {
-        _options = options;
+        _options = options.Snapshot();
         _overflow = _global.EnqueueBatch;
-        _workers = new Worker[options.WorkerCount];
+        _workers = new Worker[_options.WorkerCount];
         for (int i = 0; i < _workers.Length; i++)
         {
             _workers[i] = new Worker(this, i);

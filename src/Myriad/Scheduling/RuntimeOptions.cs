@@ -8,6 +8,13 @@ namespace Myriad.Scheduling;
 /// </summary>
 public sealed class RuntimeOptions
 {
+    /// <summary>
+    /// A copy for a runtime to keep: settings changed on the caller's object after the runtime was
+    /// built must not reach it (the derived defaults, such as <see cref="MaxSearchingWorkers"/> from
+    /// <see cref="WorkerCount"/>, would otherwise drift from the workers it actually has).
+    /// </summary>
+    internal RuntimeOptions Snapshot() => (RuntimeOptions)MemberwiseClone();
+
     private int _workerCount = Environment.ProcessorCount;
     private int _localQueueCapacity = 256;
     private int _globalQueueInterval = 61;

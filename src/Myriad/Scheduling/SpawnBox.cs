@@ -26,10 +26,14 @@ internal enum SpawnBodyKind : byte
 /// <remarks>
 /// <para><b>Claim state</b> (<c>_claim</c>):</para>
 /// <list type="bullet">
-/// <item>0 <c>Queued</c>: not started. Exactly one of the scheduler (<see cref="Execute"/>) and a
-/// blocking waiter (<see cref="TryRunInline"/>) wins the 0 -> 1 exchange and runs the body.</item>
-/// <item>1 <c>Running</c>: the body runs, or the job finished.</item>
-/// <item>2 <c>AwaitingInner</c>: the body returned a pending job, and this box is registered as
+/// <item>a positive number, the <see cref="JobRuntime.ClaimId"/> of the runtime it was spawned on:
+/// queued, not started. Exactly one of the scheduler (<see cref="Execute"/>), a blocking waiter
+/// (<see cref="TryRunInline"/>) and disposal (<see cref="TryCancelUnstarted"/>) wins the exchange
+/// from that number to <c>Running</c>, and each one expects the number of the runtime it acts
+/// for, so a claim can only start the job on its own runtime.</item>
+/// <item>0 <c>Running</c>: the body runs, or the job finished, or the box is in its pool (a new box
+/// too: nothing can claim it before <see cref="Rent"/>).</item>
+/// <item>-1 <c>AwaitingInner</c>: the body returned a pending job, and this box is registered as
 /// that job's continuation (no delegate: a million pending spawns would pay 64 bytes each). A
 /// detached spawn never enters this state: the runtime's shared <see cref="DetachedJobObserver"/>
 /// observes the inner job instead and the box is recycled at once.</item>
@@ -37,10 +41,14 @@ internal enum SpawnBodyKind : byte
 /// <para><see cref="Execute"/> therefore has two callers: a queue entry (start) and the inner job's
 /// completion (finish). A queue may still hold a stale entry for a box after a waiter ran it inline
 /// (its entry could not be taken back), and even after the box was reused. Such an entry either
-/// finds the state non-zero and the inner job not completed (and returns), or finds the box's new
-/// spawn: it starts it only on a thread of the new spawn's runtime (see <see cref="MayStartHere"/>),
-/// where that spawn is queued anyway and its own entry will find the claim taken. Finishing requires
-/// the state 2 -> 1 exchange and the inner job to be completed, checked without throwing on a
+/// finds the box not queued (and, unless the inner job completed, returns), or finds the box's new
+/// spawn: it can start it only when that spawn is queued on the runtime the entry belongs to (the
+/// claim expects that runtime's number; see <see cref="ExpectedClaim"/>), where that spawn is
+/// queued anyway and its own entry will find the claim taken. A stale entry in another runtime's
+/// queue cannot start it there (a current-thread runtime's job ran on a pool worker that way);
+/// checking the runtime before claiming instead would leave a window in which the box is
+/// released and reused between the check and the exchange. Finishing requires
+/// the state -1 -> 0 exchange and the inner job to be completed, checked without throwing on a
 /// stale token, so the inner result is consumed exactly once. <see cref="Rent"/> writes the claim
 /// last, publishing the other fields to whoever claims.</para>
 /// </remarks>
@@ -60,9 +68,8 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
     private Job<TResult> _inner;
     private int _claim;
 
-    private const int Queued = 0;
-    private const int Running = 1;
-    private const int AwaitingInner = 2;
+    private const int Running = 0;
+    private const int AwaitingInner = -1;
 
     internal static SpawnBox<TState, TResult> Rent(PerThread thread, JobRuntime runtime, TState state, object body, SpawnBodyKind kind, bool detached, CancellationToken cancellationToken)
     {
@@ -74,42 +81,43 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
         box._cancellationToken = cancellationToken;
         box._context = ExecutionContextHelper.CaptureNonDefault(thread);
         box._runtime = runtime;
-        Volatile.Write(ref box._claim, Queued); // last: publishes the fields above to whoever claims
+        Volatile.Write(ref box._claim, runtime.ClaimId); // last: publishes the fields above to whoever claims
         return box;
     }
 
     internal override JobRuntime? OwnerRuntime => _runtime;
 
     /// <summary>
-    /// Whether a queue entry run on this thread may start the box: on a thread of its own runtime, or
-    /// on the thread pool once that runtime is disposed (where its leftovers go). A stale entry in
-    /// another runtime's queue (see the remarks) must not start a reused box there: the job would
-    /// run on the wrong runtime (a current-thread runtime's job on a pool worker). Its own entry, in
-    /// its own runtime's queue, starts it.
+    /// The claim a queue entry run on this thread may take: the number of the runtime whose thread
+    /// this is, or, on a plain thread (the thread pool running a disposed runtime's leftovers), the
+    /// number of the box's own runtime once that runtime is disposed. 0 (never a queued claim)
+    /// otherwise.
     /// </summary>
-    private bool MayStartHere(PerThread state)
+    private int ExpectedClaim(PerThread state)
     {
-        JobRuntime runtime = _runtime!;
-        return state.Context?.Runtime == runtime || runtime.IsDisposed;
+        JobRuntime? here = state.Context?.Runtime;
+        if (here is not null)
+        {
+            return here.ClaimId;
+        }
+
+        JobRuntime? owner = Volatile.Read(ref _runtime);
+        return owner is { IsDisposed: true } ? owner.ClaimId : Running;
     }
 
-    /// <summary>The Queued -> Running exchange that exactly one of the scheduler, a waiter or disposal wins.</summary>
-    private bool TryClaim() =>
-        Volatile.Read(ref _claim) == Queued && Interlocked.CompareExchange(ref _claim, Running, Queued) == Queued;
+    /// <summary>The queued -> Running exchange that exactly one of the scheduler, a waiter or disposal wins.</summary>
+    private bool TryClaim(int expected) =>
+        expected > 0 && Volatile.Read(ref _claim) == expected && Interlocked.CompareExchange(ref _claim, Running, expected) == expected;
 
     internal override string Describe() => _body is Delegate d ? $"spawned {d.Method.Name}" : "spawned job";
 
     internal override void Execute(PerThread state)
     {
-        switch (Volatile.Read(ref _claim))
+        int claim = Volatile.Read(ref _claim);
+        switch (claim)
         {
-            case Queued:
-                if (!MayStartHere(state))
-                {
-                    break; // a stale entry meeting this box reused by a spawn on another runtime
-                }
-
-                if (TryClaim())
+            case > 0:
+                if (TryClaim(ExpectedClaim(state)))
                 {
                     Start(state);
                 }
@@ -130,9 +138,11 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
 
     internal override bool TryRunInline(PerThread state)
     {
-        if (TryClaim())
+        // The waiter's handle was issued for this use of the box, so _runtime is its spawn's.
+        JobRuntime? runtime = Volatile.Read(ref _runtime);
+        if (runtime is not null && TryClaim(runtime.ClaimId))
         {
-            SchedulerContext? previous = _runtime!.EnterInlineRun(this, state);
+            SchedulerContext? previous = runtime.EnterInlineRun(this, state);
             try
             {
                 Start(state);
@@ -150,7 +160,10 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
 
     internal override bool TryCancelUnstarted()
     {
-        if (TryClaim())
+        // Only for a runtime being disposed: a stale entry in its queue must not cancel the box's
+        // new spawn on another, live runtime.
+        JobRuntime? runtime = Volatile.Read(ref _runtime);
+        if (runtime is { IsDisposed: true } && TryClaim(runtime.ClaimId))
         {
             Finish(default!, new OperationCanceledException("The runtime was disposed before the job started."));
             return true;

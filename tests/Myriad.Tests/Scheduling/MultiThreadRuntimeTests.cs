@@ -280,4 +280,17 @@ public class MultiThreadRuntimeTests
         busy.Wait();
         Assert.True(b.RanWhileBlocked, "the item waited until its worker was free again");
     }
+
+    [Fact]
+    public void Options_ChangedAfterConstruction_DoNotReachTheRuntime()
+    {
+        var options = new RuntimeOptions { WorkerCount = 2 };
+        using var runtime = new MultiThreadRuntime(options);
+        int searching = runtime.Options.MaxSearchingWorkers;
+        options.WorkerCount = 64;
+        options.LazyWakeDelay = TimeSpan.Zero;
+        Assert.Equal(searching, runtime.Options.MaxSearchingWorkers);
+        Assert.Equal(1, runtime.Options.LazyWakeDelayMilliseconds);
+        Assert.Equal(2, runtime.WorkerCount);
+    }
 }
