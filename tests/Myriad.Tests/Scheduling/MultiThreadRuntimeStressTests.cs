@@ -138,4 +138,76 @@ public class MultiThreadRuntimeStressTests
             Assert.Equal(i, task.Result);
         }
     }
+
+    private sealed class Relay
+    {
+        public MultiThreadRuntime Source = null!;
+        public CurrentThreadRuntime Other = null!;
+        public int[] Runs = null!;
+        public volatile int WrongRuntime;
+        public readonly System.Collections.Concurrent.BlockingCollection<(Job Job, int Id)> Handles = new(boundedCapacity: 64);
+    }
+
+    [Fact]
+    public void StaleEntries_WaitersRunJobsInlineWhileBoxesMoveBetweenRuntimes_EachRunsOnceOnItsOwnRuntime()
+    {
+        // Jobs spawned by a worker sit in its local ring, where a plain thread that waits for one can
+        // claim it but not take its entry back: the entry goes stale and the box returns to the
+        // waiter's pool, to be reused at once by that thread's next spawn on a current-thread
+        // runtime, where it stays queued until the thread drives: meanwhile the worker pops the
+        // stale entry. Every body must run exactly once, and on the runtime it was spawned on.
+        // (Without the claim's runtime number, the stale entries started hundreds of the
+        // current-thread runtime's jobs on the source's workers.)
+        const int jobs = 20_000;
+        using var source = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2, ThreadNamePrefix = "source" });
+        using var other = new CurrentThreadRuntime();
+        var relay = new Relay { Source = source, Other = other, Runs = new int[2 * jobs] };
+        Job producer = source.Spawn(relay, static r =>
+        {
+            for (int id = 0; id < jobs; id++)
+            {
+                Job job = r.Source.Spawn((r, id), static s =>
+                {
+                    Interlocked.Increment(ref s.r.Runs[s.id]);
+                    if (!s.r.Source.IsRuntimeThread)
+                    {
+                        s.r.WrongRuntime++;
+                    }
+                });
+                r.Handles.Add((job, id));
+            }
+
+            r.Handles.CompleteAdding();
+            return Job.CompletedJob;
+        });
+
+        TestHelpers.OnThread(() =>
+        {
+            var queued = new System.Collections.Generic.List<Job>();
+            foreach ((Job job, int id) in relay.Handles.GetConsumingEnumerable())
+            {
+                job.Wait();
+                queued.Add(other.Spawn((relay, id: jobs + id), static s =>
+                {
+                    Interlocked.Increment(ref s.relay.Runs[s.id]);
+                    if (!s.relay.Other.IsRuntimeThread)
+                    {
+                        s.relay.WrongRuntime++;
+                    }
+                }));
+                if (queued.Count == 16)
+                {
+                    other.RunUntilIdle();
+                    queued.ForEach(static j => j.Wait());
+                    queued.Clear();
+                }
+            }
+
+            other.RunUntilIdle();
+            queued.ForEach(static j => j.Wait());
+        }, timeout: TimeSpan.FromMinutes(2));
+        producer.Wait();
+        Assert.Equal(0, relay.WrongRuntime);
+        Assert.All(relay.Runs, runs => Assert.Equal(1, runs));
+    }
 }
