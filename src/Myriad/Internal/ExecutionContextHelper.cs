@@ -73,27 +73,52 @@ internal static class ExecutionContextHelper
     }
 
     /// <summary>
-    /// After a scheduler ran an item: the default ExecutionContext and no SynchronizationContext
-    /// again, as the .NET thread pool resets its threads between work items. Without it an item that
-    /// set an AsyncLocal without flowing (a task run under <c>SuppressFlow</c>) or installed a
-    /// SynchronizationContext would leak it into every later, unrelated item on that thread, and a
-    /// leaked SynchronizationContext would capture their Task awaits.
+    /// Before a scheduler runs an item: the thread's ExecutionContext and SynchronizationContext, to
+    /// be put back by <see cref="RestoreAfterItem"/>. On a worker's loop these are the default and
+    /// none; in a loop nested in a frame that waits (a blocking wait on a worker, a drive of a
+    /// single-threaded runtime) they are that frame's own, which must survive the items it runs.
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal static void ResetAfterItem(PerThread state)
+    internal static ThreadContexts SaveBeforeItem(PerThread state) =>
+        Direct
+            ? new ThreadContexts(Peek(state.Thread), SyncContextOf(state.Thread))
+            : new ThreadContexts(ExecutionContext.Capture(), SynchronizationContext.Current);
+
+    /// <summary>
+    /// After a scheduler ran an item: the contexts the thread had before it, as the .NET thread pool
+    /// resets its threads between work items. Without it an item that set an AsyncLocal without
+    /// flowing (a task run under <c>SuppressFlow</c>) or installed a SynchronizationContext would
+    /// leak it into every later, unrelated item on that thread, and a leaked SynchronizationContext
+    /// would capture their Task awaits.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static void RestoreAfterItem(PerThread state, ThreadContexts saved)
     {
-        RestoreDefaultIfChanged(state);
         if (Direct)
         {
-            ref SynchronizationContext? sync = ref SyncContextOf(state.Thread);
-            if (sync is not null)
+            Thread thread = state.Thread;
+            ref SynchronizationContext? sync = ref SyncContextOf(thread);
+            if (!ReferenceEquals(sync, saved.Sync))
             {
-                sync = null;
+                sync = saved.Sync;
+            }
+
+            if (!ReferenceEquals(Peek(thread), saved.Context))
+            {
+                ExecutionContext.Restore(saved.Context ?? Default);
             }
         }
-        else if (SynchronizationContext.Current is not null)
+        else
         {
-            SynchronizationContext.SetSynchronizationContext(null);
+            if (!ReferenceEquals(SynchronizationContext.Current, saved.Sync))
+            {
+                SynchronizationContext.SetSynchronizationContext(saved.Sync);
+            }
+
+            if (!ReferenceEquals(ExecutionContext.Capture(), saved.Context))
+            {
+                ExecutionContext.Restore(saved.Context ?? Default);
+            }
         }
     }
 
@@ -162,3 +187,6 @@ internal static class ExecutionContextHelper
         return captured!;
     }
 }
+
+/// <summary>A thread's ExecutionContext (as stored: null is the default) and SynchronizationContext.</summary>
+internal readonly record struct ThreadContexts(ExecutionContext? Context, SynchronizationContext? Sync);

@@ -44,13 +44,24 @@ internal sealed class BlockingWaiter : WorkItem
         JobRuntime? owner = cell.OwnerRuntime;
         if (owner is SingleThreadRuntime single && state.Context?.Runtime != single)
         {
-            // Nobody else will run a single-threaded runtime's jobs: the waiting thread drives it,
-            // also when it is a worker of another runtime (which is then out of that runtime's
-            // service meanwhile, as when it blocks on anything else).
+            // Nobody else may be running a single-threaded runtime's jobs: the waiting thread drives
+            // it. A plain thread does so as documented (a second driver is an error). A thread of
+            // another scheduler (a worker of a multi-threaded runtime, out of that runtime's service
+            // meanwhile, as when it blocks on anything else) drives only if nobody does; if another
+            // thread drives, that thread will run the job, and this one waits as below.
             waiter._context = null;
-            single.DriveUntilComplete(cell, token, waiter);
-            state.CachedWaiter = waiter;
-            return;
+            if (state.Context is null)
+            {
+                single.DriveUntilComplete(cell, token, waiter);
+                state.CachedWaiter = waiter;
+                return;
+            }
+
+            if (single.TryDriveUntilComplete(cell, token, waiter))
+            {
+                state.CachedWaiter = waiter;
+                return;
+            }
         }
 
         if (MayRunInline(owner, state) && cell.TryRunInline(state) && cell.IsCompletedUnchecked)
@@ -64,6 +75,10 @@ internal sealed class BlockingWaiter : WorkItem
 
         if (context is not null)
         {
+            // This thread will not run the job (another runtime's): pay at once the wake owed for
+            // spawning it (see MultiThreadRuntime.ScheduleFromOutside) instead of leaving it to
+            // the watchdog's delay.
+            MultiThreadRuntime.PayOwedWake(state);
             while (!waiter._done)
             {
                 if (!context.TryRunOne())

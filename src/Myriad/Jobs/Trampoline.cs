@@ -132,10 +132,11 @@ internal static class Trampoline
         PerThread state = PerThread.Current;
         int previous = state.Depth;
         state.Depth = 1;
+        ThreadContexts saved = ExecutionContextHelper.SaveBeforeItem(state);
         try
         {
             item.Execute(state);
-            ExecutionContextHelper.ResetAfterItem(state);
+            ExecutionContextHelper.RestoreAfterItem(state, saved);
         }
         finally
         {

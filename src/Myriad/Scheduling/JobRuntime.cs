@@ -100,6 +100,12 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     /// <summary>Whether the calling thread is one of this runtime's scheduler threads.</summary>
     public bool IsRuntimeThread => SchedulerContext.Current?.Runtime == this;
 
+    /// <summary>
+    /// Whether the caller runs on one of this runtime's own threads, whatever scheduler context it is
+    /// in now (a second <see cref="Dispose()"/> there must not wait for the workers it is one of).
+    /// </summary>
+    internal virtual bool OwnsCurrentThread => IsRuntimeThread;
+
     /// <summary>Queues an item from any thread. Implementations must accept items after disposal (see <see cref="ScheduleAfterDisposal"/>).</summary>
     internal abstract void Schedule(WorkItem item);
 
@@ -322,7 +328,7 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
                 _disposal.TrySetResult();
             }
         }
-        else if (!IsRuntimeThread)
+        else if (!OwnsCurrentThread)
         {
             // A later caller expects the drain the first call promises (a using block racing a
             // shutdown hook, say). The first caller may be joining this very thread if it is a

@@ -155,6 +155,23 @@ public sealed partial class MultiThreadRuntime : JobRuntime
         }
     }
 
+    /// <summary>The worker whose thread the caller runs on, or null.</summary>
+    private Worker? CurrentWorker()
+    {
+        foreach (Worker worker in _workers)
+        {
+            if (worker.IsCurrentThread)
+            {
+                return worker;
+            }
+        }
+
+        return null;
+    }
+
+    /// <inheritdoc/>
+    internal override bool OwnsCurrentThread => CurrentWorker() is not null || IsRuntimeThread;
+
     /// <summary>True when any queue visible to a searching worker holds work.</summary>
     internal bool AnyWorkVisible()
     {
@@ -179,8 +196,10 @@ public sealed partial class MultiThreadRuntime : JobRuntime
         _shutdown = true;
         _watchdogParker.Unpark();
         _idle.WakeAll();
-        // A worker of another runtime disposing this one is an outside thread here.
-        Worker? self = SchedulerContext.Current is Worker { } current && current.Runtime == this ? current : null;
+        // Found by thread, not by the current context: a worker driving a single-threaded runtime
+        // is in that runtime's context but must still not join itself; a worker of another
+        // runtime is an outside thread here.
+        Worker? self = CurrentWorker();
         foreach (Worker worker in _workers)
         {
             if (worker != self)

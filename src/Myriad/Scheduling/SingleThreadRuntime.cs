@@ -86,16 +86,32 @@ public abstract class SingleThreadRuntime : JobRuntime
     }
 
     /// <summary>Drives the runtime on the calling thread until <paramref name="cell"/> completes.</summary>
+    /// <exception cref="InvalidOperationException">Another thread is driving the runtime.</exception>
     internal void DriveUntilComplete(JobCell cell, short token, BlockingWaiter waiter)
     {
         int ran = 0;
         Drive(() => waiter.IsDone, ref ran, cell, token, waiter);
     }
 
-    private void Drive(Func<bool> done, ref int ran, JobCell? cell = null, short token = 0, BlockingWaiter? waiter = null)
+    /// <summary>
+    /// <see cref="DriveUntilComplete"/>, or false, having done nothing, when another thread is
+    /// driving (that thread will run the job; the caller waits for it another way).
+    /// </summary>
+    internal bool TryDriveUntilComplete(JobCell cell, short token, BlockingWaiter waiter)
+    {
+        int ran = 0;
+        return Drive(() => waiter.IsDone, ref ran, cell, token, waiter, throwIfDriven: false);
+    }
+
+    private bool Drive(Func<bool> done, ref int ran, JobCell? cell = null, short token = 0, BlockingWaiter? waiter = null, bool throwIfDriven = true)
     {
         if (Interlocked.CompareExchange(ref _driving, 1, 0) != 0)
         {
+            if (!throwIfDriven)
+            {
+                return false;
+            }
+
             throw new InvalidOperationException($"Another thread is already driving this {GetType().Name}; a single-threaded runtime runs on one thread at a time.");
         }
 
@@ -130,7 +146,7 @@ public abstract class SingleThreadRuntime : JobRuntime
 
                 if (waiter is null)
                 {
-                    return;
+                    return true;
                 }
 
                 _driver.IdleUntilWoken(waiter);
@@ -142,6 +158,8 @@ public abstract class SingleThreadRuntime : JobRuntime
             SchedulerContext.Leave(previous);
             Volatile.Write(ref _driving, 0);
         }
+
+        return true;
     }
 
     private protected override void DisposeCore()

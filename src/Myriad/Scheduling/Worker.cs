@@ -71,6 +71,12 @@ internal sealed partial class Worker : SchedulerContext
 
     internal void Join() => _thread.Join();
 
+    /// <summary>
+    /// Whether the caller runs on this worker's thread, whatever scheduler context it is in now (a
+    /// worker waiting for a single-threaded runtime's job drives that runtime under its context).
+    /// </summary>
+    internal bool IsCurrentThread => ReferenceEquals(_thread, Thread.CurrentThread);
+
     internal void Unpark() => Parker.Unpark();
 
     /// <summary>Queues spawned work at the back of this worker's queue (owner thread only).</summary>

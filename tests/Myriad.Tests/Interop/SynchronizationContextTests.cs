@@ -109,4 +109,36 @@ public class SynchronizationContextTests
 
         Assert.Equal(0, second.Result);
     }
+
+    private static readonly AsyncLocal<int> s_local = new();
+
+    [Fact]
+    public void CurrentThreadRun_KeepsTheCallersAsyncLocalValues()
+    {
+        // The drive loop resets the thread after each item to what it had before the item, which
+        // is the caller's context here, not the default one.
+        int after = Myriad.Tests.Support.TestHelpers.OnThread(() =>
+        {
+            using var runtime = new CurrentThreadRuntime();
+            s_local.Value = 42;
+            runtime.Run(static async () => await Task.Yield());
+            return s_local.Value;
+        });
+        Assert.Equal(42, after);
+    }
+
+    [Fact]
+    public void BlockingWaitOnAWorker_KeepsTheWaitingJobsAsyncLocalValues()
+    {
+        // While it waits, the worker runs other items; each must leave the waiting job's context.
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1 });
+        int seen = Myriad.Tests.Support.TestHelpers.OnThread(() => runtime.Spawn(runtime, static async rt =>
+        {
+            await Task.Delay(1); // now on the worker
+            s_local.Value = 7;
+            rt.Spawn(static async () => await Task.Delay(20)).Wait();
+            return s_local.Value;
+        }).Wait());
+        Assert.Equal(7, seen);
+    }
 }

@@ -1,3 +1,4 @@
+using System;
 using System.Threading;
 using System.Threading.Tasks;
 using Myriad.Scheduling;
@@ -57,5 +58,47 @@ public class CrossRuntimeTests
         });
         Assert.NotNull(handoff.RanOn);
         Assert.DoesNotContain("first", handoff.RanOn!);
+    }
+
+    [Fact]
+    public void Wait_OnCurrentThreadRuntimeJobFromAWorker_WhileAnotherThreadDrivesIt_WaitsForThatDriver()
+    {
+        // The worker may not drive (somebody does): it waits, and the driver runs the job.
+        using var pool = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        int result = TestHelpers.OnThread(() =>
+        {
+            using var single = new CurrentThreadRuntime();
+            return single.Run(async () =>
+            {
+                Job<int> job = single.Spawn(static async () =>
+                {
+                    await Job.Delay(50);
+                    return 1;
+                });
+                await Task.Yield(); // the job starts and suspends on its delay
+                return await pool.Spawn(job, static j => Job.FromResult(j.Wait()));
+            });
+        });
+        Assert.Equal(1, result);
+    }
+
+    [Fact]
+    public void Dispose_FromAWorkerDrivingACurrentThreadRuntime_DoesNotJoinItself()
+    {
+        var pool = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1 });
+        using var single = new CurrentThreadRuntime();
+        Job<int> disposer = single.Spawn(pool, static p =>
+        {
+            p.Dispose(); // on the pool's worker, in the single runtime's context
+            return Job.FromResult(1);
+        });
+        Job<int> outer = pool.Spawn(disposer, static async j =>
+        {
+            await Task.Delay(1); // resumed on the worker
+            return j.Wait();     // the worker drives the single runtime
+        });
+        Task<int> waited = Task.Run(() => outer.Wait());
+        Assert.True(waited.Wait(TimeSpan.FromSeconds(30)), "the worker joined itself");
+        Assert.Equal(1, waited.Result);
     }
 }
