@@ -47,8 +47,10 @@ internal sealed class BlockingWaiter : WorkItem
             // Nobody else may be running a single-threaded runtime's jobs: the waiting thread drives
             // it. A plain thread does so as documented (a second driver is an error). A thread of
             // another scheduler (a worker of a multi-threaded runtime, out of that runtime's service
-            // meanwhile, as when it blocks on anything else) drives only if nobody does; if another
-            // thread drives, that thread will run the job, and this one waits as below.
+            // meanwhile, as when it blocks on anything else) drives if nobody does, and otherwise
+            // keeps trying: the thread that drives now may stop (its own job done, its queue
+            // empty) before this job completes. Nothing is registered on the cell until this
+            // thread drives, so the other driver completing it is seen by polling.
             waiter._context = null;
             if (state.Context is null)
             {
@@ -57,11 +59,24 @@ internal sealed class BlockingWaiter : WorkItem
                 return;
             }
 
-            if (single.TryDriveUntilComplete(cell, token, waiter))
+            SynchronizationContext? frameSync = HideSynchronizationContext();
+            try
             {
-                state.CachedWaiter = waiter;
-                return;
+                while (!single.TryDriveUntilComplete(cell, token, waiter) && !cell.IsCompleted(token))
+                {
+                    if (context is null || !context.TryRunOne())
+                    {
+                        Thread.Sleep(MyriadDefaults.HelpLoopParkMilliseconds);
+                    }
+                }
             }
+            finally
+            {
+                SynchronizationContext.SetSynchronizationContext(frameSync);
+            }
+
+            state.CachedWaiter = waiter;
+            return;
         }
 
         if (MayRunInline(owner, state) && cell.TryRunInline(state) && cell.IsCompletedUnchecked)
@@ -79,12 +94,23 @@ internal sealed class BlockingWaiter : WorkItem
             // spawning it (see MultiThreadRuntime.ScheduleFromOutside) instead of leaving it to
             // the watchdog's delay.
             MultiThreadRuntime.PayOwedWake(state);
-            while (!waiter._done)
+
+            // The items run meanwhile are unrelated jobs: they must not see (and capture in their
+            // Task awaits) a SynchronizationContext the waiting frame installed.
+            SynchronizationContext? frameSync = HideSynchronizationContext();
+            try
             {
-                if (!context.TryRunOne())
+                while (!waiter._done)
                 {
-                    context.IdleUntilWoken(waiter);
+                    if (!context.TryRunOne())
+                    {
+                        context.IdleUntilWoken(waiter);
+                    }
                 }
+            }
+            finally
+            {
+                SynchronizationContext.SetSynchronizationContext(frameSync);
             }
         }
         else
@@ -129,6 +155,18 @@ internal sealed class BlockingWaiter : WorkItem
         }
 
         return SynchronizationContext.Current is null && TaskScheduler.Current == TaskScheduler.Default;
+    }
+
+    /// <summary>Clears the thread's SynchronizationContext for a loop that runs other work, returning it for the restore.</summary>
+    private static SynchronizationContext? HideSynchronizationContext()
+    {
+        SynchronizationContext? current = SynchronizationContext.Current;
+        if (current is not null)
+        {
+            SynchronizationContext.SetSynchronizationContext(null);
+        }
+
+        return current;
     }
 
     internal bool IsDone => _done;

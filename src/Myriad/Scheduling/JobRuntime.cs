@@ -50,8 +50,18 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     /// <summary>The last step of a derived constructor: from here on, metrics collections see this runtime.</summary>
     private protected void RegisterMetrics() => Diagnostics.MyriadMetrics.Register(this);
 
-    /// <summary>A positive number of this runtime alone: how a spawn box queued on it marks itself (see SpawnBox).</summary>
-    internal int ClaimId { get; } = Interlocked.Increment(ref s_nextClaimId);
+    /// <summary>
+    /// A positive number of this runtime: how a spawn box queued on it marks itself (see SpawnBox).
+    /// It wraps within the positive range after 2^31 runtimes rather than going to 0 or below,
+    /// which mean "not queued"; a clash then needs a runtime that outlived two billion others.
+    /// </summary>
+    internal int ClaimId { get; } = NextClaimId();
+
+    private static int NextClaimId()
+    {
+        int id = Interlocked.Increment(ref s_nextClaimId) & int.MaxValue;
+        return id == 0 ? 1 : id;
+    }
 
     /// <summary>The runtime's name: the <c>myriad.runtime</c> tag of its metrics.</summary>
     public string Name { get; }
@@ -323,9 +333,10 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
                 Diagnostics.MyriadMetrics.Unregister(this);
                 DisposeCore();
             }
-            finally
+            catch
             {
-                _disposal.TrySetResult();
+                CompleteDisposal(); // nobody may wait forever on a disposal that failed
+                throw;
             }
         }
         else if (!OwnsCurrentThread)
@@ -350,8 +361,14 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
         return new ValueTask(Task.Factory.StartNew(static r => ((JobRuntime)r!).Dispose(), this, CancellationToken.None, TaskCreationOptions.DenyChildAttach | TaskCreationOptions.LongRunning, TaskScheduler.Default));
     }
 
-    /// <summary>Called once by <see cref="Dispose()"/>.</summary>
+    /// <summary>
+    /// Called once by <see cref="Dispose()"/>. Calls <see cref="CompleteDisposal"/> when the
+    /// disposal is complete, which may be later and on another thread.
+    /// </summary>
     private protected abstract void DisposeCore();
+
+    /// <summary>Marks the disposal complete: later <see cref="Dispose()"/> calls and <see cref="DisposeAsync"/> stop waiting.</summary>
+    private protected void CompleteDisposal() => _disposal.TrySetResult();
 }
 
 /// <summary>Describes a failure of a detached job that nobody observed.</summary>

@@ -15,7 +15,10 @@ namespace Myriad.Scheduling;
 /// exited. A job suspended on something that never completes (a receive on a channel nobody writes)
 /// is not queued and so does not hold up disposal: its handle simply stays pending. Work that
 /// arrives after disposal (a timer firing for such a job) runs on the .NET thread pool. Disposing
-/// from one of the runtime's own workers does not wait for that worker.</para>
+/// from one of the runtime's own workers only starts the shutdown and returns at once (waiting
+/// there could deadlock on a worker blocked waiting for the disposing job); the drain then runs
+/// as usual, and another thread's <see cref="JobRuntime.Dispose()"/> or
+/// <see cref="JobRuntime.DisposeAsync"/> waits for it.</para>
 /// <para><b>Blocking a worker.</b> Waiting synchronously on a worker (<c>job.Wait()</c>) keeps that
 /// worker running other jobs until the awaited one completes, so it cannot deadlock the runtime;
 /// blocking a worker on anything else (a lock, <c>Thread.Sleep</c>) takes it out of service for that
@@ -152,6 +155,7 @@ public sealed partial class MultiThreadRuntime : JobRuntime
         if (Interlocked.Increment(ref _exitedWorkers) == _workers.Length)
         {
             MoveLeftoversToThreadPool();
+            CompleteDisposal();
         }
     }
 
@@ -170,7 +174,9 @@ public sealed partial class MultiThreadRuntime : JobRuntime
     }
 
     /// <inheritdoc/>
-    internal override bool OwnsCurrentThread => CurrentWorker() is not null || IsRuntimeThread;
+    /// <remarks>Only the workers: a guest thread (a plain thread running a job it waits for) is
+    /// not one the drain waits for, so it can wait for the drain itself.</remarks>
+    internal override bool OwnsCurrentThread => CurrentWorker() is not null;
 
     /// <summary>True when any queue visible to a searching worker holds work.</summary>
     internal bool AnyWorkVisible()
@@ -197,20 +203,23 @@ public sealed partial class MultiThreadRuntime : JobRuntime
         _watchdogParker.Unpark();
         _idle.WakeAll();
         // Found by thread, not by the current context: a worker driving a single-threaded runtime
-        // is in that runtime's context but must still not join itself; a worker of another
-        // runtime is an outside thread here.
-        Worker? self = CurrentWorker();
-        foreach (Worker worker in _workers)
+        // is in that runtime's context but is still one of ours; a worker of another runtime is an
+        // outside thread here.
+        if (CurrentWorker() is not null)
         {
-            if (worker != self)
-            {
-                worker.Join();
-            }
+            // On a worker, Dispose only starts the shutdown. Waiting for the other workers could
+            // deadlock: one of them may be blocked in a Wait for the very job that calls Dispose.
+            // The workers (this one once its item returns) drain and exit; the last one moves the
+            // leftovers to the thread pool and completes the disposal (OnWorkerExited).
+            return;
         }
 
-        if (self is null)
+        foreach (Worker worker in _workers)
         {
-            MoveLeftoversToThreadPool(); // the last worker did too; this catches what came after it
+            worker.Join();
         }
+
+        MoveLeftoversToThreadPool(); // the last worker did too; this catches what came after it
+        CompleteDisposal();
     }
 }

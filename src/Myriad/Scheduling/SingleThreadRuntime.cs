@@ -186,6 +186,7 @@ public abstract class SingleThreadRuntime : JobRuntime
         }
 
         _driver.Wake();
+        CompleteDisposal();
     }
 
     private sealed class Driver(SingleThreadRuntime runtime) : SchedulerContext

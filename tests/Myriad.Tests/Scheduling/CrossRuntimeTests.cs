@@ -101,4 +101,32 @@ public class CrossRuntimeTests
         Assert.True(waited.Wait(TimeSpan.FromSeconds(30)), "the worker joined itself");
         Assert.Equal(1, waited.Result);
     }
+
+    [Fact]
+    public void Wait_ByTwoWorkersOnOneCurrentThreadRuntime_TheSecondTakesOverWhenTheFirstDriverStops()
+    {
+        // The first waiter drives until its own (faster) job is done, then stops; the second,
+        // which found the runtime driven, must take the drive over for its slower job.
+        using var pool = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        using var single = new CurrentThreadRuntime();
+        Job<int> slow = single.Spawn(static async () =>
+        {
+            await Task.Delay(600);
+            return 1;
+        });
+        Job<int> fast = single.Spawn(static async () =>
+        {
+            await Task.Delay(200);
+            return 2;
+        });
+        Job<int> first = pool.Spawn(fast, static j => Job.FromResult(j.Wait()));
+        Thread.Sleep(100); // the first waiter's worker now drives
+        Job<int> second = pool.Spawn(slow, static j => Job.FromResult(j.Wait()));
+        Task<int> firstDone = Task.Run(() => first.Wait());
+        Task<int> secondDone = Task.Run(() => second.Wait());
+        Assert.True(firstDone.Wait(TimeSpan.FromSeconds(30)), "the first waiter hung");
+        Assert.True(secondDone.Wait(TimeSpan.FromSeconds(30)), "the second waiter hung after the first driver stopped");
+        Assert.Equal(2, firstDone.Result);
+        Assert.Equal(1, secondDone.Result);
+    }
 }

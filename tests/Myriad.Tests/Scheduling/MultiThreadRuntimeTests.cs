@@ -293,4 +293,41 @@ public class MultiThreadRuntimeTests
         Assert.Equal(1, runtime.Options.LazyWakeDelayMilliseconds);
         Assert.Equal(2, runtime.WorkerCount);
     }
+
+    [Fact]
+    public void Dispose_FromAJobThatAnotherWorkerWaitsFor_DoesNotDeadlock()
+    {
+        // Joining the other workers from the disposing job would wait for a worker that waits for
+        // that very job: on a worker, Dispose only starts the shutdown.
+        for (int round = 0; round < 5; round++)
+        {
+            var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+            Job<int> disposer = runtime.Spawn(runtime, static r =>
+            {
+                Thread.Sleep(100);
+                r.Dispose();
+                return Job.FromResult(1);
+            });
+            Thread.Sleep(20);
+            Job<int> waiter = runtime.Spawn(disposer, static j => Job.FromResult(j.Wait()));
+            Task<int> done = Task.Run(() => waiter.Wait());
+            Assert.True(done.Wait(TimeSpan.FromSeconds(30)), "Dispose on a worker deadlocked with a worker waiting for it");
+            Assert.Equal(1, done.Result);
+            runtime.Dispose(); // from outside: returns once the drain is complete
+            Assert.True(runtime.DisposeAsync().IsCompleted);
+        }
+    }
+
+    [Fact]
+    public void ClaimIds_AfterTheCounterWraps_StayPositiveAndJobsRun()
+    {
+        var counter = typeof(JobRuntime).GetField("s_nextClaimId", System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Static)!;
+        counter.SetValue(null, int.MaxValue - 1);
+        for (int i = 0; i < 3; i++)
+        {
+            using var runtime = new CurrentThreadRuntime();
+            Assert.True(runtime.ClaimId > 0);
+            Assert.Equal(i, runtime.Run(i, static x => Job.FromResult(x)));
+        }
+    }
 }
