@@ -58,6 +58,22 @@ internal static class ExecutionContextHelper
     internal static bool IsDefault(PerThread state) =>
         Direct ? IsDefaultStored(ThreadExecutionContext(state.Thread)) : CurrentIsDefault;
 
+    /// <summary>
+    /// Clears the thread's SynchronizationContext for a loop that runs unrelated work on a thread
+    /// that waits (a worker's blocking wait, a drive of a single-threaded runtime), returning it for
+    /// the restore: that work must not see, and capture in its Task awaits, the waiting frame's.
+    /// </summary>
+    internal static SynchronizationContext? HideSynchronizationContext()
+    {
+        SynchronizationContext? current = SynchronizationContext.Current;
+        if (current is not null)
+        {
+            SynchronizationContext.SetSynchronizationContext(null);
+        }
+
+        return current;
+    }
+
     /// <summary>A context as the thread stores it: null or the default instance both mean the default (see remarks).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static bool IsDefaultStored(ExecutionContext? stored) => stored is null || ReferenceEquals(stored, Default);

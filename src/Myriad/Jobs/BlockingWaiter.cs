@@ -59,7 +59,7 @@ internal sealed class BlockingWaiter : WorkItem
                 return;
             }
 
-            SynchronizationContext? frameSync = HideSynchronizationContext();
+            SynchronizationContext? frameSync = ExecutionContextHelper.HideSynchronizationContext();
             try
             {
                 while (!single.TryDriveUntilComplete(cell, token, waiter) && !cell.IsCompleted(token))
@@ -97,7 +97,7 @@ internal sealed class BlockingWaiter : WorkItem
 
             // The items run meanwhile are unrelated jobs: they must not see (and capture in their
             // Task awaits) a SynchronizationContext the waiting frame installed.
-            SynchronizationContext? frameSync = HideSynchronizationContext();
+            SynchronizationContext? frameSync = ExecutionContextHelper.HideSynchronizationContext();
             try
             {
                 while (!waiter._done)
@@ -155,18 +155,6 @@ internal sealed class BlockingWaiter : WorkItem
         }
 
         return SynchronizationContext.Current is null && TaskScheduler.Current == TaskScheduler.Default;
-    }
-
-    /// <summary>Clears the thread's SynchronizationContext for a loop that runs other work, returning it for the restore.</summary>
-    private static SynchronizationContext? HideSynchronizationContext()
-    {
-        SynchronizationContext? current = SynchronizationContext.Current;
-        if (current is not null)
-        {
-            SynchronizationContext.SetSynchronizationContext(null);
-        }
-
-        return current;
     }
 
     internal bool IsDone => _done;

@@ -342,8 +342,8 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
         else if (!OwnsCurrentThread)
         {
             // A later caller expects the drain the first call promises (a using block racing a
-            // shutdown hook, say). The first caller may be joining this very thread if it is a
-            // worker, hence the exception above.
+            // shutdown hook, say). A worker cannot wait for it: the drain ends only when every
+            // worker, this one included, has left its loop.
             _disposal.Task.GetAwaiter().GetResult();
         }
 

@@ -95,7 +95,7 @@ public abstract class SingleThreadRuntime : JobRuntime
 
     /// <summary>
     /// <see cref="DriveUntilComplete"/>, or false, having done nothing, when another thread is
-    /// driving (that thread will run the job; the caller waits for it another way).
+    /// driving (the caller tries again until it drives or the job completes, see BlockingWaiter).
     /// </summary>
     internal bool TryDriveUntilComplete(JobCell cell, short token, BlockingWaiter waiter)
     {
@@ -121,11 +121,7 @@ public abstract class SingleThreadRuntime : JobRuntime
         // see: a Task await inside a job would capture it and post its resume there, to a thread
         // that is blocked right here driving. Items run with none (each one is reset after it runs)
         // and the thread gets its context back when the drive ends.
-        SynchronizationContext? callerSync = SynchronizationContext.Current;
-        if (callerSync is not null)
-        {
-            SynchronizationContext.SetSynchronizationContext(null);
-        }
+        SynchronizationContext? callerSync = ExecutionContextHelper.HideSynchronizationContext();
 
         try
         {
