@@ -45,20 +45,13 @@ internal sealed class BlockingWaiter : WorkItem
         if (owner is SingleThreadRuntime single && state.Context?.Runtime != single)
         {
             // Nobody else may be running a single-threaded runtime's jobs: the waiting thread drives
-            // it. A plain thread does so as documented (a second driver is an error). A thread of
-            // another scheduler (a worker of a multi-threaded runtime, out of that runtime's service
-            // meanwhile, as when it blocks on anything else) drives if nobody does, and otherwise
-            // keeps trying: the thread that drives now may stop (its own job done, its queue
-            // empty) before this job completes. Nothing is registered on the cell until this
-            // thread drives, so the other driver completing it is seen by polling.
+            // it (a worker of another runtime too, which is out of that runtime's service meanwhile,
+            // as when it blocks on anything else). If another thread drives, this one keeps trying:
+            // that driver runs this job while it drives, but it may stop first (its own job done,
+            // its queue empty), and then this thread takes over. Nothing is registered on the cell
+            // until this thread drives, so the other driver completing it is seen by polling.
+            // Meanwhile a worker helps its own runtime; a plain thread sleeps.
             waiter._context = null;
-            if (state.Context is null)
-            {
-                single.DriveUntilComplete(cell, token, waiter);
-                state.CachedWaiter = waiter;
-                return;
-            }
-
             SynchronizationContext? frameSync = ExecutionContextHelper.HideSynchronizationContext();
             try
             {

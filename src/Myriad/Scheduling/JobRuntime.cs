@@ -25,7 +25,7 @@ namespace Myriad.Scheduling;
 public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
 {
     private static int s_nextId;
-    private static int s_nextClaimId;
+    private static long s_nextClaimId;
 
     private MyriadTaskScheduler? _taskScheduler;
     private long _unobserved;
@@ -52,16 +52,15 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
 
     /// <summary>
     /// A positive number of this runtime: how a spawn box queued on it marks itself (see SpawnBox).
-    /// It wraps within the positive range after 2^31 runtimes rather than going to 0 or below,
-    /// which mean "not queued"; a clash then needs a runtime that outlived two billion others.
     /// </summary>
-    internal int ClaimId { get; } = NextClaimId();
+    internal int ClaimId { get; } = ClaimIdFor(Interlocked.Increment(ref s_nextClaimId));
 
-    private static int NextClaimId()
-    {
-        int id = Interlocked.Increment(ref s_nextClaimId) & int.MaxValue;
-        return id == 0 ? 1 : id;
-    }
+    /// <summary>
+    /// The claim id of the <paramref name="n"/>th runtime: 1 to <see cref="int.MaxValue"/>, cycling
+    /// (never 0 or below, which mean "not queued"), so two runtimes share an id only if one outlived
+    /// two billion others.
+    /// </summary>
+    internal static int ClaimIdFor(long n) => (int)(n % int.MaxValue) + 1;
 
     /// <summary>The runtime's name: the <c>myriad.runtime</c> tag of its metrics.</summary>
     public string Name { get; }

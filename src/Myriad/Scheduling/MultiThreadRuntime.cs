@@ -18,7 +18,8 @@ namespace Myriad.Scheduling;
 /// from one of the runtime's own workers only starts the shutdown and returns at once (waiting
 /// there could deadlock on a worker blocked waiting for the disposing job); the drain then runs
 /// as usual, and another thread's <see cref="JobRuntime.Dispose()"/> or
-/// <see cref="JobRuntime.DisposeAsync"/> waits for it.</para>
+/// <see cref="JobRuntime.DisposeAsync"/> waits for it. A job may await <c>DisposeAsync</c>, but
+/// blocking a worker on it waits for that worker itself.</para>
 /// <para><b>Blocking a worker.</b> Waiting synchronously on a worker (<c>job.Wait()</c>) keeps that
 /// worker running other jobs until the awaited one completes, so it cannot deadlock the runtime;
 /// blocking a worker on anything else (a lock, <c>Thread.Sleep</c>) takes it out of service for that
@@ -174,9 +175,10 @@ public sealed partial class MultiThreadRuntime : JobRuntime
     }
 
     /// <inheritdoc/>
-    /// <remarks>Only the workers: a guest thread (a plain thread running a job it waits for) is
-    /// not one the drain waits for, so it can wait for the drain itself.</remarks>
-    internal override bool OwnsCurrentThread => CurrentWorker() is not null;
+    /// <remarks>The workers, and a guest thread (a plain thread running a job it waits for): the
+    /// drain does not wait for a guest, but the guest's job may be what lets the drain finish (it
+    /// may complete what a worker waits for), so it must not block on the drain either.</remarks>
+    internal override bool OwnsCurrentThread => CurrentWorker() is not null || IsRuntimeThread;
 
     /// <summary>True when any queue visible to a searching worker holds work.</summary>
     internal bool AnyWorkVisible()

@@ -12,7 +12,9 @@ namespace Myriad.Scheduling;
 /// </summary>
 /// <remarks>
 /// <para>Like Tokio's current-thread runtime: any thread may spawn (the queue is guarded by a lock),
-/// and one thread at a time drives. A job resumed by another thread's completion runs there, inline,
+/// and one thread at a time drives (a <c>Run</c> or <c>Wait</c> on a second thread waits its turn, or
+/// sees its job run by the current driver; <see cref="RunUntilIdle"/> there throws). A job resumed by
+/// another thread's completion runs there, inline,
 /// like any job; a job that awaited a Task on the driver thread is posted back to the queue.</para>
 /// <para><b>Disposal cancels.</b> Queued jobs that never started complete as canceled when the runtime
 /// is disposed (their awaiters see <see cref="OperationCanceledException"/>); continuations queued
@@ -85,17 +87,10 @@ public abstract class SingleThreadRuntime : JobRuntime
         return ran;
     }
 
-    /// <summary>Drives the runtime on the calling thread until <paramref name="cell"/> completes.</summary>
-    /// <exception cref="InvalidOperationException">Another thread is driving the runtime.</exception>
-    internal void DriveUntilComplete(JobCell cell, short token, BlockingWaiter waiter)
-    {
-        int ran = 0;
-        Drive(() => waiter.IsDone, ref ran, cell, token, waiter);
-    }
-
     /// <summary>
-    /// <see cref="DriveUntilComplete"/>, or false, having done nothing, when another thread is
-    /// driving (the caller tries again until it drives or the job completes, see BlockingWaiter).
+    /// Drives the runtime on the calling thread until <paramref name="cell"/> completes; or returns
+    /// false, having done nothing, when another thread is driving (the caller tries again until it
+    /// drives or the job completes, see BlockingWaiter).
     /// </summary>
     internal bool TryDriveUntilComplete(JobCell cell, short token, BlockingWaiter waiter)
     {

@@ -129,4 +129,30 @@ public class CrossRuntimeTests
         Assert.Equal(2, firstDone.Result);
         Assert.Equal(1, secondDone.Result);
     }
+
+    [Fact]
+    public void Run_OnAPlainThreadWhileAWorkerHoldsTheDrive_WaitsItsTurnInsteadOfThrowing()
+    {
+        // A worker waiting for a slow job takes the drive over between the plain thread's two Run
+        // calls; the second Run must not fail as "already driving".
+        using var pool = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        using var single = new CurrentThreadRuntime();
+        Job<int> slow = single.Spawn(static async () =>
+        {
+            await Task.Delay(500);
+            return 1;
+        });
+        var waiter = new Job<int>[1];
+        single.Run(async () =>
+        {
+            waiter[0] = pool.Spawn(slow, static j => Job.FromResult(j.Wait()));
+            await Task.Delay(50); // the worker finds the runtime driven and keeps trying
+            return 0;
+        });
+        Thread.Sleep(20); // the worker now drives, waiting for the slow job
+        Assert.Equal(2, single.Run(static () => Job.FromResult(2)));
+        Task<int> waited = Task.Run(() => waiter[0].Wait());
+        Assert.True(waited.Wait(TimeSpan.FromSeconds(30)), "the worker's wait hung");
+        Assert.Equal(1, waited.Result);
+    }
 }

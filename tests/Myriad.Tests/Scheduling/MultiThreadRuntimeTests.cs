@@ -319,15 +319,18 @@ public class MultiThreadRuntimeTests
     }
 
     [Fact]
-    public void ClaimIds_AfterTheCounterWraps_StayPositiveAndJobsRun()
+    public void ClaimIds_PastTwoBillionRuntimes_StayPositiveAndConsecutiveOnesDiffer()
     {
-        var counter = typeof(JobRuntime).GetField("s_nextClaimId", System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Static)!;
-        counter.SetValue(null, int.MaxValue - 1);
-        for (int i = 0; i < 3; i++)
+        // An int counter went to 0 and below after 2^31 runtimes ("not queued": no spawn started),
+        // and a first fix gave two consecutive runtimes the same id at the wrap.
+        long[] counts = [1, int.MaxValue - 1, int.MaxValue, (long)int.MaxValue + 1, uint.MaxValue, (long)uint.MaxValue + 1, long.MaxValue - 1];
+        foreach (long n in counts)
         {
-            using var runtime = new CurrentThreadRuntime();
-            Assert.True(runtime.ClaimId > 0);
-            Assert.Equal(i, runtime.Run(i, static x => Job.FromResult(x)));
+            int id = JobRuntime.ClaimIdFor(n);
+            int next = JobRuntime.ClaimIdFor(n + 1);
+            Assert.InRange(id, 1, int.MaxValue);
+            Assert.InRange(next, 1, int.MaxValue);
+            Assert.NotEqual(id, next);
         }
     }
 }
