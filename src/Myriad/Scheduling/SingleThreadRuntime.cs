@@ -27,6 +27,9 @@ public abstract class SingleThreadRuntime : JobRuntime
     private readonly Driver _driver;
     private int _driving;
 
+    /// <summary>The thread inside a drive, or null; written by that thread only, read by waiters.</summary>
+    private volatile Thread? _driverThread;
+
     private protected SingleThreadRuntime(string? name)
         : base(name)
     {
@@ -50,6 +53,25 @@ public abstract class SingleThreadRuntime : JobRuntime
                 return _queue.Count;
             }
         }
+    }
+
+    /// <summary>
+    /// A thread that waits for a spawned job it just queued is about to run it itself (see
+    /// <see cref="JobRuntime.EnterInlineRun"/>): take its queue entry back if it is the newest one,
+    /// so that a loop of <c>Run</c> calls does not grow the queue by one stale entry per call (the
+    /// entries would also count as pending work and be walked by the next drive).
+    /// </summary>
+    internal override SchedulerContext? EnterInlineRun(WorkItem item, PerThread state)
+    {
+        lock (_lock)
+        {
+            if (_queue.Count > 0 && ReferenceEquals(_queue.PeekLast(), item))
+            {
+                _queue.RemoveLast();
+            }
+        }
+
+        return state.Context;
     }
 
     /// <summary>Chooses which queued item runs next; called under the queue's lock with a non-empty queue.</summary>
@@ -102,6 +124,14 @@ public abstract class SingleThreadRuntime : JobRuntime
     {
         if (Interlocked.CompareExchange(ref _driving, 1, 0) != 0)
         {
+            if (_driverThread == Thread.CurrentThread)
+            {
+                // An outer frame of this very thread drives (a job of this runtime that entered
+                // another runtime and now waits for this one): nobody else can take the drive over,
+                // so waiting would wait on itself.
+                throw new InvalidOperationException($"This thread already drives this {GetType().Name} in an outer frame and cannot wait for one of its jobs here: that job could only run after the outer frame returns.");
+            }
+
             if (!throwIfDriven)
             {
                 return false;
@@ -110,6 +140,7 @@ public abstract class SingleThreadRuntime : JobRuntime
             throw new InvalidOperationException($"Another thread is already driving this {GetType().Name}; a single-threaded runtime runs on one thread at a time.");
         }
 
+        _driverThread = Thread.CurrentThread;
         SchedulerContext? previous = SchedulerContext.Enter(_driver);
 
         // The driving thread's own SynchronizationContext (a UI thread's) must not be what the jobs
@@ -147,6 +178,7 @@ public abstract class SingleThreadRuntime : JobRuntime
         {
             SynchronizationContext.SetSynchronizationContext(callerSync);
             SchedulerContext.Leave(previous);
+            _driverThread = null;
             Volatile.Write(ref _driving, 0);
         }
 

@@ -84,4 +84,27 @@ public class SingleThreadRuntimeTests
         gate.SetResult(1);
         Assert.True(driver.Join(TimeSpan.FromSeconds(10)));
     }
+
+    [Fact]
+    public void Run_InALoop_LeavesNoStaleEntriesInTheQueue()
+    {
+        // Run queues the job, then its waiter runs it inline; the entry must not stay behind.
+        using var runtime = new CurrentThreadRuntime();
+        for (int i = 0; i < 10_000; i++)
+        {
+            Assert.Equal(i, runtime.Run(i, static x => Job.FromResult(x)));
+        }
+
+        Assert.Equal(0, runtime.PendingCount);
+    }
+
+    [Fact]
+    public void Wait_ForAJobOfARuntimeThisThreadDrivesInAnOuterFrame_ThrowsInsteadOfHanging()
+    {
+        using var outer = new CurrentThreadRuntime();
+        using var inner = new CurrentThreadRuntime();
+        var error = Assert.Throws<InvalidOperationException>(() => outer.Run((outer, inner), static s =>
+            Job.FromResult(s.inner.Run(s.outer, static o => Job.FromResult(o.Spawn(static () => Job.FromResult(1)).Wait())))));
+        Assert.Contains("outer frame", error.Message);
+    }
 }
