@@ -32,6 +32,18 @@ public readonly partial struct Job
     /// <summary>Gets the awaiter for <c>await</c>.</summary>
     public JobAwaiter GetAwaiter() => new(_inner);
 
+    /// <summary>
+    /// Configures how code that is not a job resumes after awaiting this job, with the meaning of
+    /// <see cref="Task.ConfigureAwait(bool)"/>: <see langword="true"/> (the default of a plain
+    /// <c>await</c>) resumes on the captured <see cref="System.Threading.SynchronizationContext"/> or
+    /// non-default <see cref="TaskScheduler"/>; <see langword="false"/> does not capture them. Either way
+    /// such code never resumes on a runtime's thread: with nothing captured it continues on the thread
+    /// that completed the job if that thread belongs to no runtime, and on the .NET thread pool
+    /// otherwise. Inside an <c>async Job</c> method the setting has no effect: a job always resumes on
+    /// its own runtime.
+    /// </summary>
+    public ConfiguredJobAwaitable ConfigureAwait(bool continueOnCapturedContext) => new(_inner, continueOnCapturedContext);
+
     /// <summary>Blocks until the job completes (consuming it); see <see cref="Job{T}.Wait"/>.</summary>
     public void Wait() => _inner.Wait();
 
@@ -93,18 +105,16 @@ public readonly struct JobAwaiter : ICriticalNotifyCompletion, IJobAwaiter
         }
     }
 
-    /// <summary>Schedules the continuation, flowing the ExecutionContext.</summary>
+    /// <summary>Schedules the continuation of code that is not a job, flowing the ExecutionContext; it resumes on the captured SynchronizationContext or TaskScheduler, as after awaiting a Task (see <see cref="Job.ConfigureAwait"/>).</summary>
     public void OnCompleted(Action continuation)
     {
-        ArgumentNullException.ThrowIfNull(continuation);
-        Adapters.RegisterFlowing(_job._box, _job._token, continuation);
+        Adapters.RegisterForeign(_job._box, _job._token, continuation, flowExecutionContext: true, continueOnCapturedContext: true);
     }
 
-    /// <summary>Schedules the continuation.</summary>
+    /// <summary>Schedules the continuation of code that is not a job; it resumes on the captured SynchronizationContext or TaskScheduler, as after awaiting a Task.</summary>
     public void UnsafeOnCompleted(Action continuation)
     {
-        ArgumentNullException.ThrowIfNull(continuation);
-        Adapters.Register(_job._box, _job._token, continuation);
+        Adapters.RegisterForeign(_job._box, _job._token, continuation, flowExecutionContext: false, continueOnCapturedContext: true);
     }
 
     JobCell? IJobAwaiter.Cell => _job._box;

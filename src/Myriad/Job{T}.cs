@@ -53,6 +53,9 @@ public readonly struct Job<T>
     /// <summary>Gets the awaiter for <c>await</c>.</summary>
     public JobAwaiter<T> GetAwaiter() => new(this);
 
+    /// <inheritdoc cref="Job.ConfigureAwait(bool)"/>
+    public ConfiguredJobAwaitable<T> ConfigureAwait(bool continueOnCapturedContext) => new(this, continueOnCapturedContext);
+
     /// <summary>
     /// Blocks until the job completes and returns its result (consuming the job). On a Myriad worker
     /// the thread keeps running other jobs while it waits; a spawned job that has not started yet is
@@ -91,18 +94,16 @@ public readonly struct JobAwaiter<T> : ICriticalNotifyCompletion, IJobAwaiter
     /// <summary>The result (consumes the job); throws the job's exception.</summary>
     public T GetResult() => _job._box is null ? _job._result : _job._box.GetResult(_job._token);
 
-    /// <summary>Schedules the continuation, flowing the ExecutionContext.</summary>
+    /// <summary>Schedules the continuation of code that is not a job, flowing the ExecutionContext; it resumes on the captured SynchronizationContext or TaskScheduler, as after awaiting a Task (see <see cref="Job.ConfigureAwait"/>).</summary>
     public void OnCompleted(Action continuation)
     {
-        ArgumentNullException.ThrowIfNull(continuation);
-        Adapters.RegisterFlowing(_job._box, _job._token, continuation);
+        Adapters.RegisterForeign(_job._box, _job._token, continuation, flowExecutionContext: true, continueOnCapturedContext: true);
     }
 
-    /// <summary>Schedules the continuation.</summary>
+    /// <summary>Schedules the continuation of code that is not a job; it resumes on the captured SynchronizationContext or TaskScheduler, as after awaiting a Task.</summary>
     public void UnsafeOnCompleted(Action continuation)
     {
-        ArgumentNullException.ThrowIfNull(continuation);
-        Adapters.Register(_job._box, _job._token, continuation);
+        Adapters.RegisterForeign(_job._box, _job._token, continuation, flowExecutionContext: false, continueOnCapturedContext: true);
     }
 
     JobCell? IJobAwaiter.Cell => _job._box;

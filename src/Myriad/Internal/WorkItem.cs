@@ -20,4 +20,12 @@ public abstract class WorkItem
 
     /// <summary>Runs the item on the thread whose state is <paramref name="state"/>. Implementations must not throw; a job's failures go to its awaiter.</summary>
     internal abstract void Execute(PerThread state);
+
+    /// <summary>
+    /// Called instead of <see cref="Execute"/> when the runtime this item was queued to has finished
+    /// its disposal and will never run it. The default runs the item on the .NET thread pool, which
+    /// suits Myriad's own items (they run no job code: a waiter's wake-up, a completion hand-off) and
+    /// <c>Task</c> code; a job overrides it to end canceled instead, since a job never runs off its runtime.
+    /// </summary>
+    internal virtual void Abandon() => Scheduling.JobRuntime.ScheduleAfterDisposal(this);
 }

@@ -31,12 +31,14 @@ internal static class Adapters
         }
     }
 
-    /// <summary>Like <see cref="Register"/>, restoring the registering code's ExecutionContext on resume.</summary>
-    internal static void RegisterFlowing(JobCell? cell, short token, Action continuation)
+    /// <summary>
+    /// Registers the continuation of code that is not a job (an <c>async Task</c> method awaiting a
+    /// job): it resumes as after awaiting a <c>Task</c> (see <see cref="ForeignContinuation"/>).
+    /// </summary>
+    internal static void RegisterForeign(JobCell? cell, short token, Action continuation, bool flowExecutionContext, bool continueOnCapturedContext)
     {
-        ExecutionContext? context = ExecutionContextHelper.CaptureNonDefault();
-        object item = context is null ? continuation : new FlowingAction(continuation, context);
-        Register(cell, token, item);
+        ArgumentNullException.ThrowIfNull(continuation);
+        Register(cell, token, ForeignContinuation.ForAction(continuation, flowExecutionContext, continueOnCapturedContext));
     }
 
     /// <summary>Awaits a job and drops its result.</summary>
@@ -52,11 +54,4 @@ internal static class Adapters
     /// inline receiver).
     /// </summary>
     internal static async Job<T> Forward<T>(Job<T> job) => await job;
-
-    private sealed class FlowingAction(Action action, ExecutionContext context) : WorkItem
-    {
-        private static readonly ContextCallback s_run = static s => ((Action)s!)();
-
-        internal override void Execute(PerThread state) => ExecutionContext.Run(context, s_run, action);
-    }
 }

@@ -7,14 +7,18 @@ using Myriad.Internal;
 namespace Myriad.Jobs;
 
 /// <summary>
-/// A continuation registered through <see cref="IValueTaskSource"/> by code that is not Myriad's
-/// (a <see cref="ValueTask"/> awaiter, <see cref="ValueTask.AsTask"/>). Honours the flags: the
-/// caller's <see cref="ExecutionContext"/>, and its <see cref="SynchronizationContext"/> or
-/// non-default <see cref="TaskScheduler"/> when the awaiter asked to resume there.
+/// A continuation of code that is not a job, registered on a job's cell with something to honour: a
+/// <see cref="ValueTask"/> awaiter's flags (<see cref="IValueTaskSource"/>), or an awaiter of
+/// <see cref="Job"/> used by <c>async Task</c> code that captured its context. It resumes as a
+/// <see cref="Task"/> await would: on the captured <see cref="SynchronizationContext"/> or
+/// non-default <see cref="TaskScheduler"/>, with the captured <see cref="ExecutionContext"/>; with
+/// nothing captured, inline on a thread of no runtime and on the .NET thread pool otherwise (code that
+/// is not a runtime's job never runs on the runtime's threads, see <see cref="Trampoline.RunForeign"/>).
 /// </summary>
 internal sealed class ForeignContinuation : WorkItem
 {
     private static readonly ContextCallback s_invoke = static s => ((ForeignContinuation)s!).Invoke();
+    private static readonly Action<object?> s_invokeAction = static a => ((Action)a!)();
 
     private readonly Action<object?> _action;
     private readonly object? _state;
@@ -35,21 +39,32 @@ internal sealed class ForeignContinuation : WorkItem
         ExecutionContext? context = (flags & ValueTaskSourceOnCompletedFlags.FlowExecutionContext) != 0
             ? ExecutionContext.Capture()
             : null;
-        object? scheduling = null;
-        if ((flags & ValueTaskSourceOnCompletedFlags.UseSchedulingContext) != 0)
+        object? scheduling = (flags & ValueTaskSourceOnCompletedFlags.UseSchedulingContext) != 0 ? CaptureScheduling() : null;
+        return new ForeignContinuation(action, state, context, scheduling);
+    }
+
+    /// <summary>
+    /// The continuation to register for an <see cref="Action"/> of code awaiting a job: the action
+    /// itself when there is nothing to honour (no allocation), a wrapper otherwise.
+    /// </summary>
+    internal static object ForAction(Action action, bool flowExecutionContext, bool continueOnCapturedContext)
+    {
+        ExecutionContext? context = flowExecutionContext ? ExecutionContextHelper.CaptureNonDefault() : null;
+        object? scheduling = continueOnCapturedContext ? CaptureScheduling() : null;
+        return context is null && scheduling is null ? action : new ForeignContinuation(s_invokeAction, action, context, scheduling);
+    }
+
+    /// <summary>What a <see cref="Task"/> await captures: a non-default SynchronizationContext, else a non-default TaskScheduler, else nothing.</summary>
+    private static object? CaptureScheduling()
+    {
+        SynchronizationContext? sc = SynchronizationContext.Current;
+        if (sc is not null && sc.GetType() != typeof(SynchronizationContext))
         {
-            SynchronizationContext? sc = SynchronizationContext.Current;
-            if (sc is not null && sc.GetType() != typeof(SynchronizationContext))
-            {
-                scheduling = sc;
-            }
-            else if (TaskScheduler.Current != TaskScheduler.Default)
-            {
-                scheduling = TaskScheduler.Current;
-            }
+            return sc;
         }
 
-        return new ForeignContinuation(action, state, context, scheduling);
+        TaskScheduler current = TaskScheduler.Current;
+        return current != TaskScheduler.Default ? current : null;
     }
 
     internal override void Execute(PerThread state)
@@ -60,10 +75,20 @@ internal sealed class ForeignContinuation : WorkItem
                 sc.Post(static s => ((ForeignContinuation)s!).RunInContext(), this);
                 break;
             case TaskScheduler ts:
+                // Run as a task of that scheduler, so that TaskScheduler.Current is it again and the
+                // code's next await stays there too.
                 Task.Factory.StartNew(static s => ((ForeignContinuation)s!).RunInContext(), this, CancellationToken.None, TaskCreationOptions.DenyChildAttach, ts);
                 break;
             default:
-                RunInContext();
+                if (state.Context is not null)
+                {
+                    Trampoline.RunOnThreadPool(this); // never on a runtime's thread; the pool thread has no context, so it runs there
+                }
+                else
+                {
+                    RunInContext();
+                }
+
                 break;
         }
     }
@@ -80,7 +105,6 @@ internal sealed class ForeignContinuation : WorkItem
         }
     }
 
-    /// <summary>The consumer's callback; its exception must not unwind through the completion (see <see cref="ThrowHelper.ContinuationFailed"/>).</summary>
     private void Invoke()
     {
         try

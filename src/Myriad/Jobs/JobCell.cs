@@ -69,6 +69,15 @@ public abstract class JobCell : WorkItem
     private protected object? _aux;
     private short _version;
 
+    /// <summary>
+    /// For a job (a state-machine box): the id of the runtime it belongs to
+    /// (<see cref="Scheduling.RuntimeRegistry"/>), <see cref="Scheduling.RuntimeRegistry.Foreign"/> for
+    /// a job that runs outside every runtime, or 0 for a cell that runs no user code of its own.
+    /// Written by the job's own thread at each suspension, read by whoever resumes it. A short so
+    /// that it fits in the padding after <see cref="_version"/>: pending jobs do not grow.
+    /// </summary>
+    private protected short _ownerRuntime;
+
     /// <summary>The token that handles to the current use of this cell carry.</summary>
     internal short Version => _version;
 

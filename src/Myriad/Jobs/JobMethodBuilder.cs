@@ -223,6 +223,15 @@ internal static class BuilderCore<T>
                 ((IJobAwaiter)awaiter).ThrowRegistrationRefused();
             }
         }
+        else if (typeof(TAwaiter) == typeof(YieldAwaitable.YieldAwaiter) && state.Context is { } context)
+        {
+            // Task.Yield inside a job on a runtime: queue the job straight back to its runtime, behind
+            // the work already there. The BCL's awaiter would go through the .NET thread pool, where
+            // the wake-up is in flight out of the runtime's sight (a disposal could not drain it) and
+            // costs a second hop. The JIT folds the type test.
+            box.CaptureContext(state);
+            context.Runtime.Schedule(box, state);
+        }
         else
         {
             UnsafeRegisterForeign(ref boxField, ref awaiter, box, created, state);

@@ -52,6 +52,7 @@ internal sealed class StateMachineBox<TStateMachine, T> : SourceBox<T>
         }
 
         _aux = context;
+        _ownerRuntime = SchedulerContext.RuntimeIdOf(state);
     }
 
     /// <summary>
@@ -62,6 +63,7 @@ internal sealed class StateMachineBox<TStateMachine, T> : SourceBox<T>
     {
         ExecutionContext? context = ExecutionContextHelper.CaptureNonDefault(state);
         JobRuntime? runtime = state.Context?.Runtime;
+        _ownerRuntime = SchedulerContext.RuntimeIdOf(state);
         if (_aux is not ForeignAwait foreign)
         {
             foreign = ForeignAwait.Rent(state, this);
@@ -93,6 +95,16 @@ internal sealed class StateMachineBox<TStateMachine, T> : SourceBox<T>
 
     internal override void Execute(PerThread state)
     {
+        // Where a job runs is a contract: only on a thread of its own runtime (a job of no runtime:
+        // only on a thread of none). Whoever completed what it awaited may be anybody (another
+        // runtime's worker, a plain thread, a timer), so every path that runs the box checks here;
+        // on its own runtime the check is two loads and a compare.
+        if (_ownerRuntime != SchedulerContext.RuntimeIdOf(state))
+        {
+            Redirect(state);
+            return;
+        }
+
         // Pending, _aux holds only what we parked there at suspension (see JobCell._aux): nothing
         // (the default context), the context, or the attached ForeignAwait, which then holds the
         // context and stays attached (step 3 of its protocol).
@@ -121,6 +133,37 @@ internal sealed class StateMachineBox<TStateMachine, T> : SourceBox<T>
             ExecutionContext.Run(context ?? ExecutionContextHelper.Default, s_moveNext, this);
         }
     }
+
+    /// <summary>
+    /// Resumes the job where it belongs: queued to its runtime, or, for a job of no runtime woken on a
+    /// runtime's thread, to the .NET thread pool (code that is not a runtime's job never runs on its
+    /// threads). A runtime that has finished its disposal cancels the job (<see cref="Abandon"/>).
+    /// </summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void Redirect(PerThread state)
+    {
+        short owner = _ownerRuntime;
+        if (owner == RuntimeRegistry.Foreign)
+        {
+            Trampoline.RunOnThreadPool(this);
+        }
+        else if (RuntimeRegistry.Find(owner) is { } runtime)
+        {
+            runtime.Schedule(this, state);
+        }
+        else
+        {
+            Abandon();
+        }
+    }
+
+    /// <summary>
+    /// The job's runtime finished its disposal before the job could resume: it ends canceled, so its
+    /// awaiter is not stranded. Its remaining code, finally blocks included, does not run (a job never
+    /// runs off its runtime, and there is no runtime left).
+    /// </summary>
+    internal override void Abandon() =>
+        TrySetException(new OperationCanceledException("The job's runtime was disposed before the job could resume; the rest of the job did not run."));
 
     internal override string Describe() => DescribeStateMachine(typeof(TStateMachine));
 

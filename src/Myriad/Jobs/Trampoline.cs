@@ -1,5 +1,6 @@
 using System;
 using System.Runtime.CompilerServices;
+using System.Threading;
 using Myriad.Internal;
 using Myriad.Scheduling;
 
@@ -79,7 +80,7 @@ internal static class Trampoline
                 }
                 else
                 {
-                    InvokeForeign((Action)continuation);
+                    RunForeign(state, (Action)continuation);
                 }
             }
             finally
@@ -107,6 +108,43 @@ internal static class Trampoline
         catch (Exception exception)
         {
             ThrowHelper.ContinuationFailed(exception);
+        }
+    }
+
+    /// <summary>
+    /// Runs a continuation of code that is not a job (an <c>async Task</c> method awaiting a job, say)
+    /// with nothing to resume on: inline on a thread of no runtime, as a <c>Task</c> completion runs
+    /// its continuations, but never on a runtime's thread, where it would stall every job queued
+    /// behind it. There it goes to the .NET thread pool, as <c>Task</c> code without a context resumes.
+    /// </summary>
+    internal static void RunForeign(PerThread state, Action action)
+    {
+        if (state.Context is null)
+        {
+            InvokeForeign(action);
+        }
+        else
+        {
+            ThreadPool.UnsafeQueueUserWorkItem(static a => InvokeForeign(a), action, preferLocal: false);
+        }
+    }
+
+    /// <summary>Runs <paramref name="item"/> on the .NET thread pool, at the bottom of a pool thread's stack.</summary>
+    internal static void RunOnThreadPool(WorkItem item) =>
+        ThreadPool.UnsafeQueueUserWorkItem(static i => RunOnPoolThread(i), item, preferLocal: false);
+
+    /// <summary>
+    /// A pool thread has no scheduler to take what the trampoline defers (step 3), so that went to
+    /// the thread's FIFO: drain it before the pool thread is given back (step 4), or a long chain
+    /// resumed here would stop at the first deferral.
+    /// </summary>
+    private static void RunOnPoolThread(WorkItem item)
+    {
+        RunFromScheduler(item);
+        PerThread state = PerThread.Current;
+        if (state.Depth == 0 && state.Context is null && state.Deferred is { Count: > 0 })
+        {
+            DrainDeferred(state);
         }
     }
 
@@ -165,5 +203,5 @@ internal static class Trampoline
 /// <summary>Adapts a plain <see cref="Action"/> continuation that had to be deferred.</summary>
 internal sealed class ActionWorkItem(Action action) : WorkItem
 {
-    internal override void Execute(PerThread state) => Trampoline.InvokeForeign(action);
+    internal override void Execute(PerThread state) => Trampoline.RunForeign(state, action);
 }

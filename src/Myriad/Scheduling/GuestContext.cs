@@ -15,7 +15,7 @@ namespace Myriad.Scheduling;
 /// wait inside such a job does not run other runtime work (the guest thread is not a worker), it
 /// sleeps through <see cref="BlockingWaiter"/>'s monitor path.
 /// </remarks>
-internal sealed class GuestContext(MultiThreadRuntime runtime) : SchedulerContext
+internal sealed class GuestContext(MultiThreadRuntime runtime) : SchedulerContext(runtime)
 {
     internal override JobRuntime Runtime => runtime;
 

@@ -45,7 +45,11 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     private protected JobRuntime(string? name)
     {
         Name = string.IsNullOrEmpty(name) ? $"{GetType().Name}-{Interlocked.Increment(ref s_nextId)}" : name;
+        Id = RuntimeRegistry.Register(this);
     }
+
+    /// <summary>This runtime's id in <see cref="RuntimeRegistry"/>: what a suspended job records as its owner.</summary>
+    internal short Id { get; }
 
     /// <summary>The last step of a derived constructor: from here on, metrics collections see this runtime.</summary>
     private protected void RegisterMetrics() => Diagnostics.MyriadMetrics.Register(this);
@@ -110,20 +114,27 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     public bool IsRuntimeThread => SchedulerContext.Current?.Runtime == this;
 
     /// <summary>
+    /// The runtime whose thread the caller runs on: inside a job, the job's own runtime (a worker of a
+    /// <see cref="MultiThreadRuntime"/>, or the thread driving a single-threaded runtime); null on any
+    /// other thread. Like Tokio's <c>Handle::current()</c>, it lets a job spawn siblings without
+    /// threading the runtime through its state.
+    /// </summary>
+    public static JobRuntime? Current => SchedulerContext.Current?.Runtime;
+
+    /// <summary>
     /// Whether the caller runs on one of this runtime's own threads, whatever scheduler context it is
     /// in now (a second <see cref="Dispose()"/> there must not wait for the workers it is one of).
     /// </summary>
     internal virtual bool OwnsCurrentThread => IsRuntimeThread;
 
-    /// <summary>Queues an item from any thread. Implementations must accept items after disposal (see <see cref="ScheduleAfterDisposal"/>).</summary>
+    /// <summary>Queues an item from any thread. After the disposal finished, implementations hand the item to <see cref="WorkItem.Abandon"/> instead.</summary>
     internal abstract void Schedule(WorkItem item);
 
     /// <summary><see cref="Schedule(WorkItem)"/> for a caller that already holds the thread's state.</summary>
     internal virtual void Schedule(WorkItem item, PerThread state) => Schedule(item);
 
-    /// <summary>Work that arrives after disposal (continuations of abandoned jobs) runs on the .NET thread pool, so it is neither lost nor stuck.</summary>
-    internal static void ScheduleAfterDisposal(WorkItem item) =>
-        ThreadPool.UnsafeQueueUserWorkItem(static i => Trampoline.RunFromScheduler(i), item, preferLocal: false);
+    /// <summary>Runs an item that has no runtime (or whose runtime is gone and that may run anywhere) on the .NET thread pool.</summary>
+    internal static void ScheduleAfterDisposal(WorkItem item) => Trampoline.RunOnThreadPool(item);
 
     /// <summary>
     /// A thread that waits for an unstarted spawned job is about to run it itself. Returns the
@@ -185,12 +196,13 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     }
 
     /// <summary>
-    /// Spawning is refused once disposal started, except from the runtime's own threads: the jobs
-    /// that run while a multi-threaded runtime drains may still spawn the work they need to finish.
+    /// Spawning is refused once disposal started, on every thread, the runtime's own included: a
+    /// spawn that disposal would have to wait for, or cancel unseen, is better refused where it is
+    /// made. Wake-ups of jobs that already exist are still drained (see <see cref="Dispose"/>).
     /// </summary>
     private protected void ThrowIfDisposed()
     {
-        if (IsDisposed && !IsRuntimeThread)
+        if (IsDisposed)
         {
             ThrowHelper.ThrowObjectDisposed(GetType().Name);
         }
@@ -311,6 +323,10 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
         => Spawn(state, body, cancellationToken).Wait();
 
     /// <inheritdoc cref="Run{TState, TResult}(TState, Func{TState, Job{TResult}}, CancellationToken)"/>
+    public void Run<TState>(TState state, Func<TState, Job> body, CancellationToken cancellationToken = default)
+        => Spawn(state, body, cancellationToken).Wait();
+
+    /// <inheritdoc cref="Run{TState, TResult}(TState, Func{TState, Job{TResult}}, CancellationToken)"/>
     public TResult Run<TResult>(Func<Job<TResult>> body, CancellationToken cancellationToken = default)
         => Spawn(body, cancellationToken).Wait();
 
@@ -367,7 +383,13 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     private protected abstract void DisposeCore();
 
     /// <summary>Marks the disposal complete: later <see cref="Dispose()"/> calls and <see cref="DisposeAsync"/> stop waiting.</summary>
-    private protected void CompleteDisposal() => _disposal.TrySetResult();
+    private protected void CompleteDisposal()
+    {
+        // From here on a job of this runtime that is woken finds no runtime and is canceled
+        // (StateMachineBox.Redirect); before, its wake-up is still queued and drained.
+        RuntimeRegistry.Release(this);
+        _disposal.TrySetResult();
+    }
 }
 
 /// <summary>Describes a failure of a detached job that nobody observed.</summary>

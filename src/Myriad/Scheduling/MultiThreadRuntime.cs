@@ -117,25 +117,30 @@ public sealed partial class MultiThreadRuntime : JobRuntime
 
         if (_shutdown && IsDisposedAndDrained)
         {
-            ScheduleAfterDisposal(item);
+            item.Abandon();
             return;
         }
 
         ScheduleFromOutside(item, state);
 
         // Closing the window where the last worker exits between the check above and the enqueue:
-        // whoever observes "all workers gone" after queuing moves what is left to the thread pool.
+        // whoever observes "all workers gone" after queuing abandons what is left.
         if (_shutdown && IsDisposedAndDrained)
         {
-            MoveLeftoversToThreadPool();
+            AbandonLeftovers();
         }
     }
 
-    private void MoveLeftoversToThreadPool()
+    /// <summary>
+    /// Work that reached the injection queue after the last worker left it: the disposal has
+    /// finished, so nothing will run it here. Each item is abandoned (<see cref="WorkItem.Abandon"/>):
+    /// a job ends canceled, anything else runs on the thread pool.
+    /// </summary>
+    private void AbandonLeftovers()
     {
         while (_global.TryDequeue(out WorkItem? item))
         {
-            ScheduleAfterDisposal(item);
+            item.Abandon();
         }
     }
 
@@ -155,7 +160,7 @@ public sealed partial class MultiThreadRuntime : JobRuntime
     {
         if (Interlocked.Increment(ref _exitedWorkers) == _workers.Length)
         {
-            MoveLeftoversToThreadPool();
+            AbandonLeftovers();
             CompleteDisposal();
         }
     }
@@ -211,8 +216,8 @@ public sealed partial class MultiThreadRuntime : JobRuntime
         {
             // On a worker, Dispose only starts the shutdown. Waiting for the other workers could
             // deadlock: one of them may be blocked in a Wait for the very job that calls Dispose.
-            // The workers (this one once its item returns) drain and exit; the last one moves the
-            // leftovers to the thread pool and completes the disposal (OnWorkerExited).
+            // The workers (this one once its item returns) drain and exit; the last one abandons
+            // the leftovers and completes the disposal (OnWorkerExited).
             return;
         }
 
@@ -221,7 +226,7 @@ public sealed partial class MultiThreadRuntime : JobRuntime
             worker.Join();
         }
 
-        MoveLeftoversToThreadPool(); // the last worker did too; this catches what came after it
+        AbandonLeftovers(); // the last worker did too; this catches what came after it
         CompleteDisposal();
     }
 }

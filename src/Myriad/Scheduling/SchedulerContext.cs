@@ -13,8 +13,18 @@ namespace Myriad.Scheduling;
 /// and is never shared: every method here is called on the owning thread only, except
 /// <see cref="Wake"/>, which any thread may call.
 /// </remarks>
-internal abstract class SchedulerContext
+internal abstract class SchedulerContext(JobRuntime runtime)
 {
+    /// <summary>
+    /// The id of <see cref="Runtime"/> (<see cref="RuntimeRegistry"/>), kept here so that the check
+    /// "does this thread belong to the job's runtime?" that every resumption makes is two loads.
+    /// </summary>
+    internal readonly short RuntimeId = runtime.Id;
+
+    /// <summary>The <see cref="RuntimeId"/> of the calling thread's state: its runtime's, or <see cref="RuntimeRegistry.Foreign"/> on a thread of none.</summary>
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
+    internal static short RuntimeIdOf(PerThread state) => state.Context is { } context ? context.RuntimeId : RuntimeRegistry.Foreign;
+
     /// <summary>The scheduler context of the calling thread, or null on a plain thread.</summary>
     internal static SchedulerContext? Current => PerThread.CurrentOrNull?.Context;
 

@@ -90,7 +90,7 @@ public abstract class SingleThreadRuntime : JobRuntime
 
         if (item is not null)
         {
-            ScheduleAfterDisposal(item);
+            item.Abandon(); // disposed: a job ends canceled, anything else runs on the thread pool
             return;
         }
 
@@ -196,23 +196,20 @@ public abstract class SingleThreadRuntime : JobRuntime
             }
         }
 
-        // Jobs that never started end canceled; anything else queued (continuations) runs elsewhere
-        // so that whoever waits on it is not stranded.
+        // Nothing drives a disposed single-threaded runtime again: jobs that never started, and jobs
+        // whose wake-up was queued, end canceled (a job never runs off its runtime); anything else
+        // (a Task of its TaskScheduler, Myriad's own items) runs on the thread pool, so that whoever
+        // waits on it is not stranded.
         while (abandoned.TryDequeue(out WorkItem? item))
         {
-            if (item is JobCell cell && cell.TryCancelUnstarted())
-            {
-                continue;
-            }
-
-            ScheduleAfterDisposal(item);
+            item.Abandon();
         }
 
         _driver.Wake();
         CompleteDisposal();
     }
 
-    private sealed class Driver(SingleThreadRuntime runtime) : SchedulerContext
+    private sealed class Driver(SingleThreadRuntime runtime) : SchedulerContext(runtime)
     {
         private readonly Parker _parker = new();
 

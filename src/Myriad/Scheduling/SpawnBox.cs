@@ -172,6 +172,15 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
         return false;
     }
 
+    /// <summary>A spawn that never started ends canceled; one that is only handing on its inner job's outcome may do that anywhere.</summary>
+    internal override void Abandon()
+    {
+        if (!TryCancelUnstarted())
+        {
+            base.Abandon();
+        }
+    }
+
     private void Start(PerThread state)
     {
         if (_cancellationToken.IsCancellationRequested)

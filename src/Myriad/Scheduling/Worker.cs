@@ -31,6 +31,7 @@ internal sealed partial class Worker : SchedulerContext
     private uint _tick;
 
     internal Worker(MultiThreadRuntime runtime, int index)
+        : base(runtime)
     {
         _runtime = runtime;
         Index = index;

@@ -1,4 +1,5 @@
 using System;
+using System.Runtime.CompilerServices;
 using System.Threading;
 using System.Threading.Tasks;
 using Myriad.Scheduling;
@@ -100,9 +101,26 @@ public class MultiThreadRuntimeTests
         Job<int> handle = runtime.Spawn(never, static async p => await p.Job);
         TestHelpers.OnThread(runtime.Dispose, timeout: TimeSpan.FromSeconds(30));
         Assert.False(handle.IsCompleted);
-        // The abandoned job can still be completed later; its continuation runs off the runtime.
-        never.SetResult(5);
-        Assert.Equal(5, TestHelpers.OnThread(() => handle.Wait()));
+    }
+
+    [Fact]
+    public void Resume_AfterDisposalFinished_CancelsTheJobInsteadOfRunningItElsewhere()
+    {
+        var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        var never = new Promise<int>();
+        var ranAfter = new StrongBox<bool>();
+        Job<int> handle = runtime.Spawn((never, ranAfter), static async s =>
+        {
+            int value = await s.never.Job;
+            s.ranAfter.Value = true; // must not run: the runtime is gone
+            return value;
+        });
+        TestHelpers.OnThread(runtime.Dispose, timeout: TimeSpan.FromSeconds(30));
+
+        never.SetResult(5); // the wake-up arrives after the disposal finished
+        var error = Assert.Throws<OperationCanceledException>(() => TestHelpers.OnThread(() => handle.Wait()));
+        Assert.Contains("disposed", error.Message);
+        Assert.False(ranAfter.Value);
     }
 
     [Fact]
