@@ -2,7 +2,9 @@ using System;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Threading.Tasks;
+using Myriad.Interop;
 using Myriad.Jobs;
+using Myriad.Scheduling;
 
 namespace Myriad;
 
@@ -72,7 +74,19 @@ public readonly struct Job<T>
     };
 
     /// <summary>A <see cref="Task{TResult}"/> that completes with the job; allocates unless completed. Consumes the job.</summary>
-    public Task<T> AsTask() => AsValueTask().AsTask();
+    /// <remarks>
+    /// Awaiting the task behaves as awaiting any <see cref="Task{TResult}"/>: the continuation runs
+    /// in the awaiter's captured context, never on a Myriad runtime thread. For a pending job of a
+    /// <see cref="CurrentThreadRuntime"/> or <see cref="DeterministicRuntime"/>, an untimed blocking
+    /// wait on the task (<c>Wait()</c>, <c>Result</c>, <c>GetAwaiter().GetResult()</c>) drives the
+    /// runtime on the waiting thread until the job completes, and throws
+    /// <see cref="InvalidOperationException"/> on the thread that already drives it, where the job
+    /// could never complete. A timed wait (<c>Wait(TimeSpan)</c>) does not drive.
+    /// </remarks>
+    public Task<T> AsTask() =>
+        _box is { } box && box.OwnerRuntime is SingleThreadRuntime single && !box.IsCompletedNoThrow(_token)
+            ? DrivenTask.Create(this, single) // a blocking wait on it can drive the runtime
+            : AsValueTask().AsTask();
 
     /// <summary>This job without its result.</summary>
     public Job AsJob() => _box is null ? Job.CompletedJob : Job.FromUntyped(Jobs.Adapters.Discard(this));

@@ -29,7 +29,12 @@ internal sealed class MyriadTaskScheduler(JobRuntime runtime) : TaskScheduler
 
     protected override bool TryExecuteTaskInline(Task task, bool taskWasPreviouslyQueued)
     {
-        if (SchedulerContext.Current?.Runtime != runtime || !Trampoline.TryEnter(out PerThread state, out int previous))
+        if (SchedulerContext.Current?.Runtime != runtime)
+        {
+            return runtime is SingleThreadRuntime single && taskWasPreviouslyQueued && DriveUntilRun(single, task);
+        }
+
+        if (!Trampoline.TryEnter(out PerThread state, out int previous))
         {
             return false;
         }
@@ -42,6 +47,21 @@ internal sealed class MyriadTaskScheduler(JobRuntime runtime) : TaskScheduler
         {
             Trampoline.Exit(state, previous);
         }
+    }
+
+    /// <summary>
+    /// A thread outside a single-threaded runtime blocks on one of its tasks (<c>Task.Wait</c> asks
+    /// to run an unstarted task inline): nothing runs it while nobody drives the runtime, so this
+    /// thread drives it until the task ran, retrying while another thread drives.
+    /// </summary>
+    private static bool DriveUntilRun(SingleThreadRuntime runtime, Task task)
+    {
+        while (!task.IsCompleted && !runtime.TryDriveUntil(() => task.IsCompleted))
+        {
+            Thread.Sleep(MyriadDefaults.HelpLoopParkMilliseconds);
+        }
+
+        return true; // it ran, on this thread or on the other driver
     }
 
     /// <summary>For debuggers only; queued tasks are not tracked separately from other work.</summary>

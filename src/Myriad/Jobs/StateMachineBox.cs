@@ -165,6 +165,9 @@ internal sealed class StateMachineBox<TStateMachine, T> : SourceBox<T>
     internal override void Abandon() =>
         TrySetException(new OperationCanceledException("The job's runtime was disposed before the job could resume; the rest of the job did not run."));
 
+    /// <summary>The runtime the job belongs to (a blocking wait on a single-threaded one's job drives it); null for a job of none.</summary>
+    internal override JobRuntime? OwnerRuntime => RuntimeRegistry.Find(_ownerRuntime);
+
     internal override string Describe() => DescribeStateMachine(typeof(TStateMachine));
 
     internal override string? DescribeAwaiting()

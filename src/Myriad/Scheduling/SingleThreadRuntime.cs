@@ -120,6 +120,19 @@ public abstract class SingleThreadRuntime : JobRuntime
         return Drive(() => waiter.IsDone, ref ran, cell, token, waiter, throwIfDriven: false);
     }
 
+    /// <summary>
+    /// For a blocking wait that the BCL hands to this runtime's TaskScheduler (a <c>Task.Wait</c> on a
+    /// task of it, or on <see cref="Job{T}.AsTask"/> of one of its jobs): drives the runtime until
+    /// <paramref name="done"/>, parking while idle (a <see cref="Schedule(WorkItem)"/> wakes it). False
+    /// when another thread drives (that one makes the progress); throws when this thread drives in an
+    /// outer frame, since nothing could ever make progress then.
+    /// </summary>
+    internal bool TryDriveUntil(Func<bool> done)
+    {
+        int ran = 0;
+        return Drive(done, ref ran, waiter: new BlockingWaiter(), throwIfDriven: false);
+    }
+
     private bool Drive(Func<bool> done, ref int ran, JobCell? cell = null, short token = 0, BlockingWaiter? waiter = null, bool throwIfDriven = true)
     {
         if (Interlocked.CompareExchange(ref _driving, 1, 0) != 0)

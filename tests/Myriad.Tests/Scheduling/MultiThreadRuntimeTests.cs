@@ -78,19 +78,31 @@ public class MultiThreadRuntimeTests
     }
 
     [Fact]
-    public void Dispose_WithJobsSpawningMoreWork_Terminates()
+    public void Dispose_WhileAJobKeepsSpawning_RefusesItsSpawnsAndTerminates()
     {
         var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
         var counter = new StrongBox<int>();
-        runtime.SpawnDetached((runtime, counter), static async s =>
+        var refused = new StrongBox<Exception?>();
+        var started = new ManualResetEventSlim();
+        runtime.SpawnDetached((runtime, counter, refused, started), static async s =>
         {
-            for (int i = 0; i < 1000; i++)
+            try
             {
-                await s.runtime.Spawn(s.counter, static c => Interlocked.Increment(ref c.Value));
+                for (int i = 0; i < 1_000_000; i++)
+                {
+                    await s.runtime.Spawn(s.counter, static c => Interlocked.Increment(ref c.Value));
+                    s.started.Set();
+                }
+            }
+            catch (ObjectDisposedException e)
+            {
+                s.refused.Value = e; // spawning is refused once disposal started, on the runtime's own threads too
             }
         });
+        started.Wait(TestHelpers.DefaultTimeout);
         TestHelpers.OnThread(runtime.Dispose);
-        Assert.Equal(1000, counter.Value);
+        Assert.IsType<ObjectDisposedException>(refused.Value);
+        Assert.InRange(counter.Value, 1, 999_999);
     }
 
     [Fact]

@@ -1,0 +1,110 @@
+using System;
+using System.Threading;
+using System.Threading.Tasks;
+using Myriad.Scheduling;
+using Myriad.Tests.Support;
+using Xunit;
+
+namespace Myriad.Tests.Scheduling;
+
+/// <summary>
+/// No silent hangs: a synchronous wait that nothing else would ever satisfy either makes progress
+/// itself (drives or helps) or throws <see cref="InvalidOperationException"/> naming the problem.
+/// </summary>
+public class SynchronousWaitTests
+{
+    public static TheoryData<string> SingleThreadKinds => new() { "current", "deterministic" };
+
+    private static SingleThreadRuntime Create(string kind) => kind == "current" ? new CurrentThreadRuntime() : new DeterministicRuntime(3);
+
+    [Theory]
+    [MemberData(nameof(SingleThreadKinds))]
+    public void AsTaskWait_OnAJobOfASingleThreadRuntimeNobodyDrives_DrivesIt(string kind)
+    {
+        using SingleThreadRuntime runtime = Create(kind);
+        int result = TestHelpers.OnThread(() =>
+        {
+            Task<int> task = runtime.Spawn(20, static async x =>
+            {
+                await Task.Yield();
+                await Task.Delay(1);
+                return x + 1;
+            }).AsTask();
+            task.Wait();
+            return task.Result;
+        });
+        Assert.Equal(21, result);
+    }
+
+    [Theory]
+    [MemberData(nameof(SingleThreadKinds))]
+    public void AsTaskResult_OnAJobOfASingleThreadRuntimeNobodyDrives_ReturnsTheResult(string kind)
+    {
+        using SingleThreadRuntime runtime = Create(kind);
+        int result = TestHelpers.OnThread(() => runtime.Spawn(20, static async x =>
+        {
+            await Task.Yield();
+            return x + 1;
+        }).AsTask().Result);
+        Assert.Equal(21, result);
+    }
+
+    [Theory]
+    [MemberData(nameof(SingleThreadKinds))]
+    public void AsTask_AwaitedWhileAnotherThreadDrives_CompletesOffTheDrivingThread(string kind)
+    {
+        using SingleThreadRuntime runtime = Create(kind);
+        Task<int> task = runtime.Spawn(1, static async x => { await Task.Yield(); return x; }).AsTask();
+        Task<bool> awaiter = Task.Run(async () =>
+        {
+            await task;
+            return runtime.IsRuntimeThread;
+        });
+        TestHelpers.OnThread(() =>
+        {
+            while (!task.IsCompleted)
+            {
+                runtime.RunUntilIdle();
+                Thread.Sleep(1);
+            }
+        });
+        Assert.False(awaiter.Result);
+    }
+
+    [Theory]
+    [MemberData(nameof(SingleThreadKinds))]
+    public void AsTaskWait_OnTheThreadThatDrivesTheRuntime_ThrowsInsteadOfHanging(string kind)
+    {
+        using SingleThreadRuntime runtime = Create(kind);
+        Exception? error = TestHelpers.OnThread(() => runtime.Run(runtime, static rt =>
+        {
+            Task<int> pending = rt.Spawn(0, static async x => { await Task.Yield(); return x; }).AsTask();
+            try
+            {
+                pending.Wait();
+                return Job.FromResult<Exception?>(null);
+            }
+            catch (Exception e)
+            {
+                return Job.FromResult<Exception?>(e);
+            }
+        }));
+        Assert.NotNull(error);
+        Assert.IsType<InvalidOperationException>(error!.GetBaseException());
+        Assert.Contains("drives the runtime", error.GetBaseException().Message);
+    }
+
+    [Theory]
+    [MemberData(nameof(SingleThreadKinds))]
+    public void TaskOnRuntimeSchedulerWait_FromAPlainThreadWhileNobodyDrives_DrivesIt(string kind)
+    {
+        using SingleThreadRuntime runtime = Create(kind);
+        int result = TestHelpers.OnThread(() =>
+        {
+            Task<int> task = Task.Factory.StartNew(() => runtime.IsRuntimeThread ? 42 : -1, CancellationToken.None, TaskCreationOptions.DenyChildAttach, runtime.TaskScheduler);
+            task.Wait();
+            return task.Result;
+        });
+        Assert.Equal(42, result);
+    }
+}
