@@ -256,13 +256,30 @@ public sealed class DoubleConsumptionAnalyzer : DiagnosticAnalyzer
         }
     }
 
-    private static bool IsWrite(IOperation reference) => reference.Parent switch
+    private static bool IsWrite(IOperation reference)
     {
-        ISimpleAssignmentOperation assignment => assignment.Target == reference,
-        IArgumentOperation argument => argument.Parameter?.RefKind is RefKind.Out or RefKind.Ref,
-        ITupleOperation => reference.Parent.Parent is IDeconstructionAssignmentOperation,
-        _ => false,
-    };
+        if (reference is ILocalReferenceOperation { IsDeclaration: true })
+        {
+            return true;
+        }
+
+        // (a, b) = ... and foreach ((Job job, int id) in ...): the variable is inside the target tuple.
+        IOperation current = reference;
+        IOperation? parent = reference.Parent;
+        while (parent is ITupleOperation or IDeclarationExpressionOperation)
+        {
+            current = parent;
+            parent = parent.Parent;
+        }
+
+        return parent switch
+        {
+            ISimpleAssignmentOperation assignment => assignment.Target == current,
+            IDeconstructionAssignmentOperation deconstruction => deconstruction.Target == current,
+            IArgumentOperation argument => current == reference && argument.Parameter?.RefKind is RefKind.Out or RefKind.Ref,
+            _ => false,
+        };
+    }
 
     /// <summary>How <paramref name="reference"/> consumes its job, or null when it does not.</summary>
     private static string? Consumption(IOperation reference, MyriadTypes types)

@@ -92,6 +92,19 @@ public class DoubleConsumptionAnalyzerTests
                     total += await job;
                 }
 
+                foreach ((Job<int> job, int id) in new[] { (Foo(), 1), (Foo(), 2) })
+                {
+                    total += job.Wait() + id;
+                }
+
+                (Job<int> first, Job<int> second) = (Foo(), Foo());
+                total += await first + await second;
+                for (int i = 0; i < 2; i++)
+                {
+                    (first, _) = (Foo(), 0);
+                    total += await first;
+                }
+
                 for (int i = 0; i < 3; i++)
                 {
                     Job<int> k = Foo();
