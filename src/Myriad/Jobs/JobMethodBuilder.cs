@@ -1,5 +1,6 @@
 using System;
 using System.ComponentModel;
+using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using System.Threading;
 using Myriad.Internal;
@@ -30,7 +31,7 @@ public struct JobMethodBuilder<T>
 
     /// <summary>Runs the method's first step, inline when the stack allows it.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public void Start<TStateMachine>(ref TStateMachine stateMachine) where TStateMachine : IAsyncStateMachine
+    public void Start<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicFields | DynamicallyAccessedMemberTypes.NonPublicFields)] TStateMachine>(ref TStateMachine stateMachine) where TStateMachine : IAsyncStateMachine
         => BuilderCore<T>.Start(ref _box, ref stateMachine);
 
     /// <summary>Not used: boxing is done by the builder itself.</summary>
@@ -53,14 +54,14 @@ public struct JobMethodBuilder<T>
     public void SetException(Exception exception) => BuilderCore<T>.SetException(ref _box, exception);
 
     /// <summary>Suspends until the awaiter completes, flowing the ExecutionContext.</summary>
-    public void AwaitOnCompleted<TAwaiter, TStateMachine>(ref TAwaiter awaiter, ref TStateMachine stateMachine)
+    public void AwaitOnCompleted<TAwaiter, [DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicFields | DynamicallyAccessedMemberTypes.NonPublicFields)] TStateMachine>(ref TAwaiter awaiter, ref TStateMachine stateMachine)
         where TAwaiter : INotifyCompletion
         where TStateMachine : IAsyncStateMachine
         => BuilderCore<T>.AwaitOnCompleted(ref _box, ref awaiter, ref stateMachine);
 
     /// <summary>Suspends until the awaiter completes.</summary>
     [MethodImpl(MethodImplOptions.AggressiveOptimization)]
-    public void AwaitUnsafeOnCompleted<TAwaiter, TStateMachine>(ref TAwaiter awaiter, ref TStateMachine stateMachine)
+    public void AwaitUnsafeOnCompleted<TAwaiter, [DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicFields | DynamicallyAccessedMemberTypes.NonPublicFields)] TStateMachine>(ref TAwaiter awaiter, ref TStateMachine stateMachine)
         where TAwaiter : ICriticalNotifyCompletion
         where TStateMachine : IAsyncStateMachine
         => BuilderCore<T>.AwaitUnsafeOnCompleted(ref _box, ref awaiter, ref stateMachine);
@@ -82,7 +83,7 @@ public struct JobMethodBuilder
 
     /// <summary>Runs the method's first step, inline when the stack allows it.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public void Start<TStateMachine>(ref TStateMachine stateMachine) where TStateMachine : IAsyncStateMachine
+    public void Start<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicFields | DynamicallyAccessedMemberTypes.NonPublicFields)] TStateMachine>(ref TStateMachine stateMachine) where TStateMachine : IAsyncStateMachine
         => BuilderCore<VoidResult>.Start(ref _box, ref stateMachine);
 
     /// <summary>Not used: boxing is done by the builder itself.</summary>
@@ -95,14 +96,14 @@ public struct JobMethodBuilder
     public void SetException(Exception exception) => BuilderCore<VoidResult>.SetException(ref _box, exception);
 
     /// <summary>Suspends until the awaiter completes, flowing the ExecutionContext.</summary>
-    public void AwaitOnCompleted<TAwaiter, TStateMachine>(ref TAwaiter awaiter, ref TStateMachine stateMachine)
+    public void AwaitOnCompleted<TAwaiter, [DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicFields | DynamicallyAccessedMemberTypes.NonPublicFields)] TStateMachine>(ref TAwaiter awaiter, ref TStateMachine stateMachine)
         where TAwaiter : INotifyCompletion
         where TStateMachine : IAsyncStateMachine
         => BuilderCore<VoidResult>.AwaitOnCompleted(ref _box, ref awaiter, ref stateMachine);
 
     /// <summary>Suspends until the awaiter completes.</summary>
     [MethodImpl(MethodImplOptions.AggressiveOptimization)]
-    public void AwaitUnsafeOnCompleted<TAwaiter, TStateMachine>(ref TAwaiter awaiter, ref TStateMachine stateMachine)
+    public void AwaitUnsafeOnCompleted<TAwaiter, [DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicFields | DynamicallyAccessedMemberTypes.NonPublicFields)] TStateMachine>(ref TAwaiter awaiter, ref TStateMachine stateMachine)
         where TAwaiter : ICriticalNotifyCompletion
         where TStateMachine : IAsyncStateMachine
         => BuilderCore<VoidResult>.AwaitUnsafeOnCompleted(ref _box, ref awaiter, ref stateMachine);
@@ -116,7 +117,7 @@ internal static class BuilderCore<T>
 {
     /// <summary>Runs the method's first step, inline when the stack allows it.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal static void Start<TStateMachine>(ref JobBox<T>? boxField, ref TStateMachine stateMachine) where TStateMachine : IAsyncStateMachine
+    internal static void Start<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicFields | DynamicallyAccessedMemberTypes.NonPublicFields)] TStateMachine>(ref JobBox<T>? boxField, ref TStateMachine stateMachine) where TStateMachine : IAsyncStateMachine
     {
         if (Trampoline.TryEnter(out PerThread state, out int previous))
         {
@@ -158,7 +159,7 @@ internal static class BuilderCore<T>
     /// <see cref="ExecutionContext.Restore"/>.
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static void StartDirect<TStateMachine>(ref TStateMachine stateMachine, PerThread state, int previousDepth) where TStateMachine : IAsyncStateMachine
+    private static void StartDirect<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicFields | DynamicallyAccessedMemberTypes.NonPublicFields)] TStateMachine>(ref TStateMachine stateMachine, PerThread state, int previousDepth) where TStateMachine : IAsyncStateMachine
     {
         Thread thread = state.Thread;
         ExecutionContext? previousContext = ExecutionContextHelper.Peek(thread);
@@ -179,7 +180,7 @@ internal static class BuilderCore<T>
     }
 
     /// <summary>Suspends until the awaiter completes, flowing the ExecutionContext.</summary>
-    internal static void AwaitOnCompleted<TAwaiter, TStateMachine>(ref JobBox<T>? boxField, ref TAwaiter awaiter, ref TStateMachine stateMachine)
+    internal static void AwaitOnCompleted<TAwaiter, [DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicFields | DynamicallyAccessedMemberTypes.NonPublicFields)] TStateMachine>(ref JobBox<T>? boxField, ref TAwaiter awaiter, ref TStateMachine stateMachine)
         where TAwaiter : INotifyCompletion
         where TStateMachine : IAsyncStateMachine
     {
@@ -203,7 +204,7 @@ internal static class BuilderCore<T>
     /// below, 32 bytes on every suspension until tiered compilation caught up.
     /// </remarks>
     [MethodImpl(MethodImplOptions.AggressiveOptimization)]
-    internal static void AwaitUnsafeOnCompleted<TAwaiter, TStateMachine>(ref JobBox<T>? boxField, ref TAwaiter awaiter, ref TStateMachine stateMachine)
+    internal static void AwaitUnsafeOnCompleted<TAwaiter, [DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicFields | DynamicallyAccessedMemberTypes.NonPublicFields)] TStateMachine>(ref JobBox<T>? boxField, ref TAwaiter awaiter, ref TStateMachine stateMachine)
         where TAwaiter : ICriticalNotifyCompletion
         where TStateMachine : IAsyncStateMachine
     {
@@ -239,7 +240,7 @@ internal static class BuilderCore<T>
     }
 
     /// <summary>The foreign half of <see cref="AwaitUnsafeOnCompleted"/>, where the awaiter may throw.</summary>
-    private static void UnsafeRegisterForeign<TAwaiter, TStateMachine>(ref JobBox<T>? boxField, ref TAwaiter awaiter, StateMachineBox<TStateMachine, T> box, bool created, PerThread state)
+    private static void UnsafeRegisterForeign<TAwaiter, [DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicFields | DynamicallyAccessedMemberTypes.NonPublicFields)] TStateMachine>(ref JobBox<T>? boxField, ref TAwaiter awaiter, StateMachineBox<TStateMachine, T> box, bool created, PerThread state)
         where TAwaiter : ICriticalNotifyCompletion
         where TStateMachine : IAsyncStateMachine
     {
@@ -267,7 +268,7 @@ internal static class BuilderCore<T>
     /// Myriad hands it to the method, so that awaiting a job twice surfaces where the misuse is.
     /// </remarks>
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private static void RegistrationFailed<TStateMachine>(ref JobBox<T>? boxField, StateMachineBox<TStateMachine, T> box, bool created)
+    private static void RegistrationFailed<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicFields | DynamicallyAccessedMemberTypes.NonPublicFields)] TStateMachine>(ref JobBox<T>? boxField, StateMachineBox<TStateMachine, T> box, bool created)
         where TStateMachine : IAsyncStateMachine
     {
         box.AbandonSuspension();
@@ -279,7 +280,7 @@ internal static class BuilderCore<T>
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static StateMachineBox<TStateMachine, T> GetBox<TStateMachine>(ref JobBox<T>? boxField, ref TStateMachine stateMachine, PerThread state)
+    private static StateMachineBox<TStateMachine, T> GetBox<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicFields | DynamicallyAccessedMemberTypes.NonPublicFields)] TStateMachine>(ref JobBox<T>? boxField, ref TStateMachine stateMachine, PerThread state)
         where TStateMachine : IAsyncStateMachine
     {
         if (boxField is StateMachineBox<TStateMachine, T> existing)
@@ -290,7 +291,7 @@ internal static class BuilderCore<T>
         return CreateBox(ref boxField, ref stateMachine, state);
     }
 
-    private static StateMachineBox<TStateMachine, T> CreateBox<TStateMachine>(ref JobBox<T>? boxField, ref TStateMachine stateMachine, PerThread state)
+    private static StateMachineBox<TStateMachine, T> CreateBox<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicFields | DynamicallyAccessedMemberTypes.NonPublicFields)] TStateMachine>(ref JobBox<T>? boxField, ref TStateMachine stateMachine, PerThread state)
         where TStateMachine : IAsyncStateMachine
     {
         StateMachineBox<TStateMachine, T> box = StateMachineBox<TStateMachine, T>.Rent(state);

@@ -1,4 +1,5 @@
 using System;
+using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using System.Threading;
 using Myriad.Internal;
@@ -27,7 +28,9 @@ namespace Myriad.Jobs;
 /// stays with the box in the box's pool. A suspension on them then allocates nothing in steady state,
 /// a job pending on a job carries nothing for them, and the box has no delegate field.</para>
 /// </remarks>
-internal sealed class StateMachineBox<TStateMachine, T> : SourceBox<T>
+// The fields stay reachable for the diagnostics that read the pending awaiter (AwaitedCell), also
+// when trimmed: every builder method that passes TStateMachine on carries the same annotation.
+internal sealed class StateMachineBox<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicFields | DynamicallyAccessedMemberTypes.NonPublicFields)] TStateMachine, T> : SourceBox<T>
     where TStateMachine : IAsyncStateMachine
 {
     private static readonly BoxPool<StateMachineBox<TStateMachine, T>> s_pool = BoxPool<StateMachineBox<TStateMachine, T>>.Shared;

@@ -1,0 +1,64 @@
+using System.Threading.Tasks;
+using Xunit;
+
+namespace Myriad.Analyzers.Tests;
+
+public class CapturingLambdaAnalyzerTests
+{
+    [Fact]
+    public Task StatelessSpawn_CapturingLambda_Reports() => Verify.Analyzer<CapturingLambdaAnalyzer>("""
+        class C
+        {
+            static Job Use(int x) => Job.CompletedJob;
+
+            static async Job M(JobRuntime rt, int n)
+            {
+                int local = n + 1;
+                await rt.Spawn({|MYR0004:() => Use(local)|});
+                int r = await rt.Spawn({|MYR0004:async () => { await Use(n); return n; }|});
+            }
+        }
+        """);
+
+    [Fact]
+    public Task TypedStateForm_LambdaStillCaptures_Reports() => Verify.Analyzer<CapturingLambdaAnalyzer>("""
+        class C
+        {
+            static Job Use(int x, int y) => Job.CompletedJob;
+
+            static void M(JobRuntime rt, int a, int b)
+            {
+                rt.SpawnDetached(a, {|MYR0004:s => Use(s, b)|});
+            }
+        }
+        """);
+
+    [Fact]
+    public Task InstanceMember_CapturesThis_Reports() => Verify.Analyzer<CapturingLambdaAnalyzer>("""
+        class C
+        {
+            private int _x;
+
+            Job Use(int x) => Job.CompletedJob;
+
+            Job M(JobRuntime rt) => rt.Spawn({|MYR0004:() => Use(_x)|});
+        }
+        """);
+
+    [Fact]
+    public Task StaticOrNonCapturingLambda_OrNoTypedStateForm_NoDiagnostic() => Verify.Analyzer<CapturingLambdaAnalyzer>("""
+        class C
+        {
+            static Job Use(int x) => Job.CompletedJob;
+
+            static void M(JobRuntime rt, int n)
+            {
+                rt.Detach(rt.Spawn(n, static x => Use(x)));
+                rt.Detach(rt.Spawn(() => Use(1)));
+                rt.Run(() => Use(n));                    // Run(Func<Job>) has no typed-state twin
+                Func<Job> notMyriad = () => Use(n);
+                rt.Detach(notMyriad());
+            }
+        }
+        """);
+}

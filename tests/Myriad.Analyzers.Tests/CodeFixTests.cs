@@ -1,0 +1,123 @@
+using System.Threading.Tasks;
+using Xunit;
+
+namespace Myriad.Analyzers.Tests;
+
+public class CodeFixTests
+{
+    [Fact]
+    public Task DroppedJob_InAsyncMethod_AwaitFixAwaits() => Verify.CodeFix<DroppedJobAnalyzer, DroppedJobCodeFixProvider>(
+        """
+        class C
+        {
+            static Job Foo() => Job.CompletedJob;
+
+            static async Job M()
+            {
+                {|MYR0001:Foo()|};
+                _ = {|MYR0001:Foo()|};
+            }
+        }
+        """,
+        """
+        class C
+        {
+            static Job Foo() => Job.CompletedJob;
+
+            static async Job M()
+            {
+                await Foo();
+                await Foo();
+            }
+        }
+        """,
+        DroppedJobCodeFixProvider.AwaitKey);
+
+    [Fact]
+    public Task DroppedJob_RuntimeInScope_DetachFixHandsItOver() => Verify.CodeFix<DroppedJobAnalyzer, DroppedJobCodeFixProvider>(
+        """
+        class C
+        {
+            static Job Foo() => Job.CompletedJob;
+
+            static void M(JobRuntime runtime)
+            {
+                {|MYR0001:Foo()|};
+            }
+        }
+        """,
+        """
+        class C
+        {
+            static Job Foo() => Job.CompletedJob;
+
+            static void M(JobRuntime runtime)
+            {
+                runtime.Detach(Foo());
+            }
+        }
+        """,
+        DroppedJobCodeFixProvider.DetachKey);
+
+    [Fact]
+    public Task BlockingCall_AllForms_BecomeAwait() => Verify.CodeFix<BlockingInAsyncJobAnalyzer, BlockingCallCodeFixProvider>(
+        """
+        class C
+        {
+            static Job<string> Foo() => Job.FromResult("a");
+
+            static async Job<int> M(Task<string> task)
+            {
+                string a = {|MYR0003:Foo().Wait()|};
+                int b = {|MYR0003:task.Result|}.Length;
+                string c = {|MYR0003:Foo().GetAwaiter().GetResult()|};
+                return a.Length + b + c.Length;
+            }
+        }
+        """,
+        """
+        class C
+        {
+            static Job<string> Foo() => Job.FromResult("a");
+
+            static async Job<int> M(Task<string> task)
+            {
+                string a = await Foo();
+                int b = (await task).Length;
+                string c = await Foo();
+                return a.Length + b + c.Length;
+            }
+        }
+        """,
+        BlockingCallCodeFixProvider.AwaitKey);
+
+    [Fact]
+    public Task CapturingLambda_OneCapturedLocal_BecomesTypedState() => Verify.CodeFix<CapturingLambdaAnalyzer, CapturingLambdaCodeFixProvider>(
+        """
+        class C
+        {
+            static Job Use(int x) => Job.CompletedJob;
+
+            static async Job M(JobRuntime rt, int n)
+            {
+                int local = n + 1;
+                await rt.Spawn({|MYR0004:() => Use(local)|});
+                await rt.Spawn({|MYR0004:async () => await Use(n)|}, default);
+            }
+        }
+        """,
+        """
+        class C
+        {
+            static Job Use(int x) => Job.CompletedJob;
+
+            static async Job M(JobRuntime rt, int n)
+            {
+                int local = n + 1;
+                await rt.Spawn(local, static local => Use(local));
+                await rt.Spawn(n, static async n => await Use(n), default);
+            }
+        }
+        """,
+        CapturingLambdaCodeFixProvider.StateKey);
+}
