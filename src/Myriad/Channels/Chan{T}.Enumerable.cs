@@ -26,7 +26,13 @@ public sealed partial class Chan<T>
                 cancellationToken.ThrowIfCancellationRequested();
             }
 
-            (T value, bool ok) = await ReceiveOkAsync(cancellationToken);
+            Job<ReceiveResult<T>> receive = ReceiveOkAsync(cancellationToken);
+            if (!receive.IsCompleted && Diagnostics.JobDiagnostics.Enabled)
+            {
+                Diagnostics.JobDiagnostics.OnEnumeratorWait(this, receive._box); // the job awaiting MoveNextAsync shows this channel in a dump
+            }
+
+            (T value, bool ok) = await receive;
             if (!ok)
             {
                 yield break;

@@ -60,6 +60,11 @@ internal sealed class StateMachineBox<TStateMachine, T> : SourceBox<T>
     /// </summary>
     internal Action GetForeignContinuation(PerThread state)
     {
+        if (Diagnostics.JobDiagnostics.Enabled)
+        {
+            Diagnostics.JobDiagnostics.OnForeignAwait(this);
+        }
+
         ExecutionContext? context = ExecutionContextHelper.CaptureNonDefault(state);
         JobRuntime? runtime = state.Context?.Runtime;
         if (_aux is not ForeignAwait foreign)
@@ -128,7 +133,7 @@ internal sealed class StateMachineBox<TStateMachine, T> : SourceBox<T>
     {
         if (AwaitsForeign())
         {
-            return "a Task, ValueTask or other non-Myriad awaitable";
+            return Diagnostics.JobDiagnostics.ForeignAwaitLabel(this) ?? "a Task, ValueTask or other non-Myriad awaitable";
         }
 
         JobCell? awaited = AwaitedCell();
@@ -178,15 +183,8 @@ internal sealed class StateMachineBox<TStateMachine, T> : SourceBox<T>
         return stateField?.GetValue(machine) is int state && state >= 0 && AwaitedCell() is null;
     }
 
-    /// <summary>Turns a compiler-generated state machine name ("&lt;Link&gt;d__3") into "Declaring.Link".</summary>
-    internal static string DescribeStateMachine(Type type)
-    {
-        string name = type.Name;
-        int open = name.IndexOf('<');
-        int close = name.IndexOf('>');
-        string method = open >= 0 && close > open ? name.Substring(open + 1, close - open - 1) : name;
-        return type.DeclaringType is null ? method : $"{type.DeclaringType.Name}.{method}";
-    }
+    /// <summary>Turns a compiler-generated state machine name ("&lt;Link&gt;d__3") into "Declaring.Link" (local functions and lambdas included).</summary>
+    internal static string DescribeStateMachine(Type type) => Diagnostics.CompilerNames.DescribeStateMachine(type);
 
     private protected override void Release()
     {

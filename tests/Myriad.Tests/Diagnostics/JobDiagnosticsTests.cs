@@ -115,4 +115,100 @@ public class JobDiagnosticsTests
         promise.SetResult(0);
         Assert.Equal(2, outer.Wait());
     }
+
+    [Fact]
+    public void Snapshot_LocalFunctionAndSpawnedLambda_HaveReadableNames()
+    {
+        static async Job<int> Waiter(Job<int> inner) => await inner + 1;
+
+        JobDiagnostics.TrackLiveJobs = true;
+        using var runtime = new Myriad.Scheduling.CurrentThreadRuntime();
+        try
+        {
+            var promise = new Promise<int>();
+            Job<int> spawned = runtime.Spawn(promise, static async p => await p.Job);
+            Job<int> waiter = Waiter(spawned); // suspends on the spawned job, which has not started
+
+            LiveJob live = Assert.Single(JobDiagnostics.Snapshot(), j => j.Method.EndsWith(".Waiter", System.StringComparison.Ordinal));
+            Assert.Equal("JobDiagnosticsTests.Snapshot_LocalFunctionAndSpawnedLambda_HaveReadableNames.Waiter", live.Method);
+            Assert.Equal("spawned lambda in Snapshot_LocalFunctionAndSpawnedLambda_HaveReadableNames", live.Awaiting);
+
+            runtime.RunUntilIdle(); // the lambda starts and suspends on the promise
+            Assert.Contains(JobDiagnostics.Snapshot(), j => j.Method == "lambda in JobDiagnosticsTests.Snapshot_LocalFunctionAndSpawnedLambda_HaveReadableNames");
+
+            promise.SetResult(1);
+            runtime.RunUntilIdle();
+            Assert.Equal(2, waiter.Wait());
+        }
+        finally
+        {
+            JobDiagnostics.TrackLiveJobs = false;
+        }
+    }
+
+    private static async Job<int> Drain(Myriad.Channels.Chan<int> channel)
+    {
+        int sum = 0;
+        await foreach (int item in channel.ReadAllAsync())
+        {
+            sum += item;
+        }
+
+        return sum;
+    }
+
+    [Fact]
+    public void Snapshot_JobInAwaitForeachOverChannel_NamesTheChannel()
+    {
+        JobDiagnostics.TrackLiveJobs = true;
+        try
+        {
+            var channel = Myriad.Channels.Chan.Unbounded<int>();
+            Job<int> drain = Drain(channel);
+
+            LiveJob live = Assert.Single(JobDiagnostics.Snapshot(), j => j.Method.EndsWith(".Drain", System.StringComparison.Ordinal));
+            Assert.Contains("Chan<Int32>.ReadAllAsync", live.Awaiting);
+            Assert.DoesNotContain("non-Myriad", live.Awaiting);
+
+            channel.TrySend(5);
+            channel.Close();
+            Assert.Equal(5, drain.Wait());
+        }
+        finally
+        {
+            JobDiagnostics.TrackLiveJobs = false;
+        }
+    }
+
+    [Fact]
+    public void Snapshot_JobAwaitingTaskAfterChannelEnumeration_DoesNotKeepTheChannelLabel()
+    {
+        JobDiagnostics.TrackLiveJobs = true;
+        try
+        {
+            var channel = Myriad.Channels.Chan.Unbounded<int>();
+            var source = new System.Threading.Tasks.TaskCompletionSource<int>();
+            Job<int> job = DrainThenAwait(channel, source.Task);
+            channel.Close();
+
+            LiveJob live = Assert.Single(JobDiagnostics.Snapshot(), j => j.Method.EndsWith(".DrainThenAwait", System.StringComparison.Ordinal));
+            Assert.Contains("non-Myriad awaitable", live.Awaiting);
+
+            source.SetResult(3);
+            Assert.Equal(3, job.Wait());
+        }
+        finally
+        {
+            JobDiagnostics.TrackLiveJobs = false;
+        }
+    }
+
+    private static async Job<int> DrainThenAwait(Myriad.Channels.Chan<int> channel, System.Threading.Tasks.Task<int> task)
+    {
+        await foreach (int item in channel.ReadAllAsync())
+        {
+        }
+
+        return await task;
+    }
 }
