@@ -26,13 +26,7 @@ public sealed partial class Chan<T>
                 cancellationToken.ThrowIfCancellationRequested();
             }
 
-            Job<ReceiveResult<T>> receive = ReceiveOkAsync(cancellationToken);
-            if (!receive.IsCompleted && Diagnostics.JobDiagnostics.Enabled)
-            {
-                Diagnostics.JobDiagnostics.OnEnumeratorWait(this, receive._box); // the job awaiting MoveNextAsync shows this channel in a dump
-            }
-
-            (T value, bool ok) = await receive;
+            (T value, bool ok) = await ReceiveOkAsync(cancellationToken);
             if (!ok)
             {
                 yield break;

@@ -2,7 +2,6 @@ using System;
 using System.Collections.Concurrent;
 using System.Collections.Generic;
 using System.Linq;
-using System.Runtime.CompilerServices;
 using System.Text;
 using System.Threading;
 using Myriad.Jobs;
@@ -24,28 +23,7 @@ namespace Myriad.Diagnostics;
 /// </remarks>
 public static class JobDiagnostics
 {
-    private static readonly ConcurrentDictionary<JobCell, Tracked> s_live = new(ReferenceEqualityComparer.Instance);
-
-    /// <summary>
-    /// What <see cref="OnEnumeratorWait{T}"/> noted on this thread for the next await of a non-Myriad
-    /// awaitable: a job's <c>await foreach</c> over <see cref="Channels.Chan{T}.ReadAllAsync"/>
-    /// awaits the enumerator's <c>ValueTask&lt;bool&gt;</c>, which says nothing about the channel. The
-    /// enumerator notes its channel and its pending receive just before it suspends, and the job's
-    /// suspension on that ValueTask follows on the same thread with no other suspension in between.
-    /// Hazard: an enumeration driven by non-job code leaves its note unclaimed, and a later foreign
-    /// await of a job on that thread could take it; the note is therefore taken only while its
-    /// receive is still pending (same version, not completed), which a finished enumeration's is not.
-    /// It is also noted only inside a Myriad frame (trampoline depth above 0, which Task code on a
-    /// plain thread never is) and taken only at the same depth, the depth of the job frame that
-    /// called <c>MoveNextAsync</c>. It is only a label, and only while tracking is on.
-    /// </summary>
-    [ThreadStatic]
-    private static EnumeratorNote? t_enumeratorNote;
-
-    private sealed record EnumeratorNote(string Label, JobCell Receive, short Version, int Depth)
-    {
-        internal bool Matches(int depth) => depth == Depth && Receive.Version == Version && !Receive.IsCompletedUnchecked;
-    }
+    private static readonly ConcurrentDictionary<JobCell, long> s_live = new(ReferenceEqualityComparer.Instance);
     private static long s_nextId;
     private static volatile bool s_enabled = AppContext.TryGetSwitch("Myriad.TrackLiveJobs", out bool on) && on;
 
@@ -69,37 +47,9 @@ public static class JobDiagnostics
     {
         if (s_enabled)
         {
-            s_live.TryAdd(cell, new Tracked(Interlocked.Increment(ref s_nextId)));
+            s_live.TryAdd(cell, Interlocked.Increment(ref s_nextId));
         }
     }
-
-    /// <summary>A tracked job suspends on a non-Myriad awaitable: it takes the label noted for it, if any.</summary>
-    internal static void OnForeignAwait(JobCell box)
-    {
-        EnumeratorNote? note = t_enumeratorNote;
-        t_enumeratorNote = null;
-        if (s_live.TryGetValue(box, out Tracked? tracked))
-        {
-            tracked.ForeignLabel = note is not null && note.Matches(Internal.PerThread.Current.Depth) ? note.Label : null;
-        }
-    }
-
-    /// <summary>An enumeration of a channel is about to suspend; see <see cref="t_enumeratorNote"/>.</summary>
-    internal static void OnEnumeratorWait<T>(Channels.Chan<T> channel, JobCell? receive)
-    {
-        int depth = Internal.PerThread.Current.Depth;
-        if (receive is not null && depth > 0)
-        {
-            t_enumeratorNote = new EnumeratorNote(
-                $"Chan<{typeof(T).Name}>.ReadAllAsync (await foreach over channel {RuntimeHelpers.GetHashCode(channel):x8})",
-                receive,
-                receive.Version,
-                depth);
-        }
-    }
-
-    /// <summary>The label of what a tracked job awaits when that is a non-Myriad awaitable; null when there is none.</summary>
-    internal static string? ForeignAwaitLabel(JobCell box) => s_live.TryGetValue(box, out Tracked? tracked) ? tracked.ForeignLabel : null;
 
     /// <summary>
     /// A cell's label with compiler-generated names made readable. Spawned jobs describe themselves
@@ -126,9 +76,9 @@ public static class JobDiagnostics
     public static IReadOnlyList<LiveJob> Snapshot()
     {
         var ids = new Dictionary<JobCell, long>(ReferenceEqualityComparer.Instance);
-        foreach (KeyValuePair<JobCell, Tracked> entry in s_live)
+        foreach (KeyValuePair<JobCell, long> entry in s_live)
         {
-            ids[entry.Key] = entry.Value.Id;
+            ids[entry.Key] = entry.Value;
         }
 
         // Invert "cell -> its continuation" into "awaiting job -> awaited cell".
@@ -181,14 +131,6 @@ public static class JobDiagnostics
 
         return text.ToString();
     }
-}
-
-/// <summary>A tracked job: its number, and the label of the non-Myriad awaitable it last suspended on, if known.</summary>
-internal sealed class Tracked(long id)
-{
-    internal long Id { get; } = id;
-
-    internal volatile string? ForeignLabel;
 }
 
 /// <summary>One entry of <see cref="JobDiagnostics.Snapshot"/>.</summary>

@@ -60,11 +60,6 @@ internal sealed class StateMachineBox<TStateMachine, T> : SourceBox<T>
     /// </summary>
     internal Action GetForeignContinuation(PerThread state)
     {
-        if (Diagnostics.JobDiagnostics.Enabled)
-        {
-            Diagnostics.JobDiagnostics.OnForeignAwait(this);
-        }
-
         ExecutionContext? context = ExecutionContextHelper.CaptureNonDefault(state);
         JobRuntime? runtime = state.Context?.Runtime;
         if (_aux is not ForeignAwait foreign)
@@ -133,7 +128,7 @@ internal sealed class StateMachineBox<TStateMachine, T> : SourceBox<T>
     {
         if (AwaitsForeign())
         {
-            return Diagnostics.JobDiagnostics.ForeignAwaitLabel(this) ?? "a Task, ValueTask or other non-Myriad awaitable";
+            return "a Task, ValueTask or other non-Myriad awaitable";
         }
 
         JobCell? awaited = AwaitedCell();
