@@ -51,6 +51,19 @@ public static class JobDiagnostics
         }
     }
 
+    /// <summary>
+    /// A cell's label with compiler-generated names made readable. Spawned jobs describe themselves
+    /// by their delegate's method name, which for a lambda is the compiler's (<c>&lt;Run&gt;b__2_1</c>).
+    /// </summary>
+    private static string Label(JobCell cell)
+    {
+        const string Spawned = "spawned ";
+        string description = cell.Describe();
+        return description.StartsWith(Spawned + "<", StringComparison.Ordinal)
+            ? Spawned + CompilerNames.DescribeMethod(description.Substring(Spawned.Length))
+            : description;
+    }
+
     internal static void OnReleased(JobCell cell)
     {
         if (s_enabled)
@@ -90,14 +103,14 @@ public static class JobDiagnostics
             else if (awaits.TryGetValue(cell, out JobCell? awaited) || (awaited = cell.AwaitedCell()) is not null)
             {
                 awaitedId = ids.TryGetValue(awaited, out long other) ? other : null;
-                awaiting = awaitedId is null ? awaited.Describe() : $"job #{awaitedId} ({awaited.Describe()})";
+                awaiting = awaitedId is null ? Label(awaited) : $"job #{awaitedId} ({Label(awaited)})";
             }
             else
             {
                 awaiting = cell.DescribeAwaiting() ?? "a job or cell that is not tracked";
             }
 
-            jobs.Add(new LiveJob(id, cell.Describe(), cell.IsCompletedUnchecked, awaiting, awaitedId));
+            jobs.Add(new LiveJob(id, Label(cell), cell.IsCompletedUnchecked, awaiting, awaitedId));
         }
 
         return jobs;

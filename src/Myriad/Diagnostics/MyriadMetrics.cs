@@ -1,6 +1,8 @@
+using System;
 using System.Collections.Concurrent;
 using System.Collections.Generic;
 using System.Diagnostics.Metrics;
+using System.Threading;
 using Myriad.Scheduling;
 
 namespace Myriad.Diagnostics;
@@ -13,6 +15,12 @@ namespace Myriad.Diagnostics;
 /// scheduler nothing when nobody listens. Each measurement carries a <c>myriad.runtime</c> tag with
 /// the runtime's <see cref="JobRuntime.Name"/>.
 /// </summary>
+/// <remarks>
+/// A disposed runtime keeps being reported for <see cref="DisposedRuntimeRetention"/> after its
+/// disposal started, so that the last values a tool shows are its final ones (<c>myriad.jobs.active</c>
+/// back at 0 once it drained) rather than whatever the last collection before the disposal read: a
+/// series that simply stops leaves <c>dotnet-counters</c> showing its last value for good.
+/// </remarks>
 public static class MyriadMetrics
 {
     /// <summary>The name of the meter.</summary>
@@ -23,18 +31,48 @@ public static class MyriadMetrics
 
     static MyriadMetrics()
     {
-        s_meter.CreateObservableCounter("myriad.jobs.spawned", () => Measure(static r => r.SpawnedCount), "{job}", "Jobs spawned.");
-        s_meter.CreateObservableCounter("myriad.jobs.completed", () => Measure(static r => r.CompletedCount), "{job}", "Spawned jobs that completed.");
-        s_meter.CreateObservableUpDownCounter("myriad.jobs.active", () => Measure(static r => ActiveJobs(r)), "{job}", "Spawned jobs not completed yet.");
-        s_meter.CreateObservableCounter("myriad.jobs.unobserved_exceptions", () => Measure(static r => r.UnobservedExceptionCount), "{exception}", "Failures of detached jobs.");
-        s_meter.CreateObservableGauge("myriad.scheduler.queue.length", () => Measure(static r => r.Stats().QueuedItems), "{item}", "Items waiting in the runtime's queues.");
-        s_meter.CreateObservableGauge("myriad.scheduler.workers.parked", () => Measure(static r => r.Stats().ParkedWorkers), "{worker}", "Workers asleep.");
-        s_meter.CreateObservableGauge("myriad.scheduler.workers.searching", () => Measure(static r => r.Stats().SearchingWorkers), "{worker}", "Workers looking for work to steal.");
-        s_meter.CreateObservableCounter("myriad.scheduler.steals", () => Measure(static r => r.Stats().Steals), "{steal}", "Successful steals between workers.");
-        s_meter.CreateObservableCounter("myriad.scheduler.parks", () => Measure(static r => r.Stats().Parks), "{park}", "Times a worker went to sleep.");
+        s_meter.CreateObservableCounter("myriad.jobs.spawned", () => Measure(static r => r.Spawned), "{job}", "Jobs spawned.");
+        s_meter.CreateObservableCounter("myriad.jobs.completed", () => Measure(static r => r.Completed), "{job}", "Spawned jobs that completed.");
+        s_meter.CreateObservableUpDownCounter("myriad.jobs.active", () => Measure(static r => r.Active), "{job}", "Spawned jobs not completed yet.");
+        s_meter.CreateObservableCounter("myriad.jobs.unobserved_exceptions", () => Measure(static r => r.Unobserved), "{exception}", "Failures of detached jobs.");
+        s_meter.CreateObservableGauge("myriad.scheduler.queue.length", () => Measure(static r => r.Stats.QueuedItems), "{item}", "Items waiting in the runtime's queues.");
+        s_meter.CreateObservableGauge("myriad.scheduler.workers.parked", () => Measure(static r => r.Stats.ParkedWorkers), "{worker}", "Workers asleep.");
+        s_meter.CreateObservableGauge("myriad.scheduler.workers.searching", () => Measure(static r => r.Stats.SearchingWorkers), "{worker}", "Workers looking for work to steal.");
+        s_meter.CreateObservableCounter("myriad.scheduler.steals", () => Measure(static r => r.Stats.Steals), "{steal}", "Successful steals between workers.");
+        s_meter.CreateObservableCounter("myriad.scheduler.parks", () => Measure(static r => r.Stats.Parks), "{park}", "Times a worker went to sleep.");
     }
 
-    internal static void Register(JobRuntime runtime) => s_runtimes.TryAdd(runtime, 0);
+    internal static void Register(JobRuntime runtime)
+    {
+        RetiredRuntimes.RemoveNamed(runtime.Name);
+        s_runtimes.TryAdd(runtime, 0);
+        RetiredRuntimes.Refresh(); // also prunes when nobody collects: a process that creates and disposes runtimes in a loop keeps only the recent ones
+    }
+
+    /// <summary>
+    /// How long a disposed runtime stays in the measurements. Default 2 minutes: longer than the
+    /// 60-second default export interval of OpenTelemetry's periodic metric reader, so that every
+    /// exporter with default settings collects the final values at least once (<c>dotnet-counters</c>
+    /// collects every second). <see cref="TimeSpan.Zero"/> drops a runtime as soon as it is disposed.
+    /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException">The value is negative.</exception>
+    public static TimeSpan DisposedRuntimeRetention
+    {
+        get => TimeSpan.FromMilliseconds(Volatile.Read(ref s_retentionMilliseconds));
+        set
+        {
+            if (value < TimeSpan.Zero)
+            {
+                throw new ArgumentOutOfRangeException(nameof(value), value, "DisposedRuntimeRetention must not be negative.");
+            }
+
+            Volatile.Write(ref s_retentionMilliseconds, (long)Math.Ceiling(value.TotalMilliseconds));
+        }
+    }
+
+    private static long s_retentionMilliseconds = (long)TimeSpan.FromMinutes(2).TotalMilliseconds;
+
+    internal static long RetentionMilliseconds => Volatile.Read(ref s_retentionMilliseconds);
 
     /// <summary>
     /// Spawned minus completed, never negative. Completions are read first: every completion counted
@@ -45,18 +83,32 @@ public static class MyriadMetrics
     internal static long ActiveJobs(JobRuntime runtime)
     {
         long completed = runtime.CompletedCount;
-        return System.Math.Max(0, runtime.SpawnedCount - completed);
+        return Math.Max(0, runtime.SpawnedCount - completed);
     }
 
-    internal static void Unregister(JobRuntime runtime) => s_runtimes.TryRemove(runtime, out _);
+    /// <summary>Disposal started: the runtime moves to the retired list, still measured for a while.</summary>
+    internal static void Unregister(JobRuntime runtime)
+    {
+        if (s_runtimes.TryRemove(runtime, out _))
+        {
+            RetiredRuntimes.Add(runtime);
+        }
+    }
 
-    private static IEnumerable<Measurement<long>> Measure(System.Func<JobRuntime, long> read)
+    private static IEnumerable<Measurement<long>> Measure(Func<RuntimeReading, long> read)
     {
         foreach (JobRuntime runtime in s_runtimes.Keys)
         {
-            yield return new Measurement<long>(read(runtime), new KeyValuePair<string, object?>("myriad.runtime", runtime.Name));
+            yield return new Measurement<long>(read(new RuntimeReading(runtime)), Tag(runtime.Name));
+        }
+
+        foreach (RetiredRuntime retired in RetiredRuntimes.Refresh())
+        {
+            yield return new Measurement<long>(read(retired.Reading), Tag(retired.Name));
         }
     }
+
+    private static KeyValuePair<string, object?> Tag(string name) => new("myriad.runtime", name);
 }
 
 /// <summary>A point-in-time view of a runtime's scheduler, for metrics and diagnostics.</summary>

@@ -227,15 +227,8 @@ internal sealed class StateMachineBox<[DynamicallyAccessedMembers(DynamicallyAcc
         return stateField?.GetValue(machine) is int state && state >= 0 && AwaitedCell() is null;
     }
 
-    /// <summary>Turns a compiler-generated state machine name ("&lt;Link&gt;d__3") into "Declaring.Link".</summary>
-    internal static string DescribeStateMachine(Type type)
-    {
-        string name = type.Name;
-        int open = name.IndexOf('<');
-        int close = name.IndexOf('>');
-        string method = open >= 0 && close > open ? name.Substring(open + 1, close - open - 1) : name;
-        return type.DeclaringType is null ? method : $"{type.DeclaringType.Name}.{method}";
-    }
+    /// <summary>Turns a compiler-generated state machine name ("&lt;Link&gt;d__3") into "Declaring.Link" (local functions and lambdas included).</summary>
+    internal static string DescribeStateMachine(Type type) => Diagnostics.CompilerNames.DescribeStateMachine(type);
 
     private protected override void Release()
     {

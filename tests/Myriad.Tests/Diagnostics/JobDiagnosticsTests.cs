@@ -115,4 +115,34 @@ public class JobDiagnosticsTests
         promise.SetResult(0);
         Assert.Equal(2, outer.Wait());
     }
+
+    [Fact]
+    public void Snapshot_LocalFunctionAndSpawnedLambda_HaveReadableNames()
+    {
+        static async Job<int> Waiter(Job<int> inner) => await inner + 1;
+
+        JobDiagnostics.TrackLiveJobs = true;
+        using var runtime = new Myriad.Scheduling.CurrentThreadRuntime();
+        try
+        {
+            var promise = new Promise<int>();
+            Job<int> spawned = runtime.Spawn(promise, static async p => await p.Job);
+            Job<int> waiter = Waiter(spawned); // suspends on the spawned job, which has not started
+
+            LiveJob live = Assert.Single(JobDiagnostics.Snapshot(), j => j.Method.EndsWith(".Waiter", System.StringComparison.Ordinal));
+            Assert.Equal("JobDiagnosticsTests.Snapshot_LocalFunctionAndSpawnedLambda_HaveReadableNames.Waiter", live.Method);
+            Assert.Equal("spawned lambda in Snapshot_LocalFunctionAndSpawnedLambda_HaveReadableNames", live.Awaiting);
+
+            runtime.RunUntilIdle(); // the lambda starts and suspends on the promise
+            Assert.Contains(JobDiagnostics.Snapshot(), j => j.Method == "lambda in JobDiagnosticsTests.Snapshot_LocalFunctionAndSpawnedLambda_HaveReadableNames");
+
+            promise.SetResult(1);
+            runtime.RunUntilIdle();
+            Assert.Equal(2, waiter.Wait());
+        }
+        finally
+        {
+            JobDiagnostics.TrackLiveJobs = false;
+        }
+    }
 }

@@ -1,4 +1,6 @@
+using System;
 using System.Collections.Generic;
+using System.Linq;
 using System.Diagnostics.Metrics;
 using Myriad.Diagnostics;
 using Myriad.Scheduling;
@@ -127,5 +129,103 @@ public class MyriadMetricsTests
         }
 
         Assert.True(min >= 0, $"myriad.jobs.active read {min}");
+    }
+
+    [Fact]
+    public void ActiveJobs_AfterJobsFinishAndRuntimeIsDisposed_ReportsZero()
+    {
+        var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2, Name = "active-returns-to-zero" });
+        using var gate = new System.Threading.ManualResetEventSlim();
+        Job first = runtime.Spawn(gate, static g => g.Wait());
+        Job second = runtime.Spawn(gate, static g => g.Wait());
+
+        // Two jobs in flight: the gauge says so.
+        Assert.True(SpinUntil(() => Collect("active-returns-to-zero").GetValueOrDefault("myriad.jobs.active") == 2));
+
+        gate.Set();
+        first.Wait();
+        second.Wait();
+        runtime.Dispose();
+
+        // The series does not stop at its last in-flight value: the disposed runtime reports its
+        // final values (a tool would otherwise keep showing 2).
+        Dictionary<string, long> after = Collect("active-returns-to-zero");
+        Assert.Equal(0, after["myriad.jobs.active"]);
+        Assert.Equal(2, after["myriad.jobs.spawned"]);
+        Assert.Equal(2, after["myriad.jobs.completed"]);
+        Assert.Equal(0, after["myriad.scheduler.queue.length"]);
+    }
+
+    [Fact]
+    public void Retention_Zero_DropsDisposedRuntimeFromMeasurements()
+    {
+        TimeSpan saved = MyriadMetrics.DisposedRuntimeRetention;
+        try
+        {
+            MyriadMetrics.DisposedRuntimeRetention = TimeSpan.Zero;
+            new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1, Name = "dropped-at-once" }).Dispose();
+            Assert.Empty(Collect("dropped-at-once"));
+        }
+        finally
+        {
+            MyriadMetrics.DisposedRuntimeRetention = saved;
+        }
+    }
+
+    [Fact]
+    public void Register_SameNameAsRetiredRuntime_ReportsOnlyTheLiveOne()
+    {
+        new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1, Name = "reused-name" }).Dispose();
+        using var live = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1, Name = "reused-name" });
+        live.Spawn(0, static _ => { }).Wait();
+
+        Assert.Equal(1, CollectAll("reused-name").Count(m => m.Instrument == "myriad.jobs.spawned"));
+        Assert.Equal(1, Collect("reused-name")["myriad.jobs.spawned"]);
+    }
+
+    [Fact]
+    public void DisposedRuntimeRetention_Negative_Throws() =>
+        Assert.Throws<ArgumentOutOfRangeException>(() => MyriadMetrics.DisposedRuntimeRetention = TimeSpan.FromSeconds(-1));
+
+    private static bool SpinUntil(Func<bool> condition) => System.Threading.SpinWait.SpinUntil(condition, TimeSpan.FromSeconds(30));
+
+    /// <summary>One collection of every Myriad instrument: the last value per instrument for the runtime named <paramref name="runtimeName"/>.</summary>
+    private static Dictionary<string, long> Collect(string runtimeName)
+    {
+        var values = new Dictionary<string, long>();
+        foreach ((string instrument, long value) in CollectAll(runtimeName))
+        {
+            values[instrument] = value;
+        }
+
+        return values;
+    }
+
+    private static List<(string Instrument, long Value)> CollectAll(string runtimeName)
+    {
+        var seen = new List<(string, long)>();
+        using var listener = new MeterListener
+        {
+            InstrumentPublished = (instrument, l) =>
+            {
+                if (instrument.Meter.Name == MyriadMetrics.MeterName)
+                {
+                    l.EnableMeasurementEvents(instrument);
+                }
+            },
+        };
+        listener.SetMeasurementEventCallback<long>((instrument, value, tags, _) =>
+        {
+            foreach (KeyValuePair<string, object?> tag in tags)
+            {
+                if (tag.Key == "myriad.runtime" && (string?)tag.Value == runtimeName)
+                {
+                    seen.Add((instrument.Name, value));
+                }
+            }
+        });
+        listener.Start();
+        listener.RecordObservableInstruments();
+        return seen;
     }
 }

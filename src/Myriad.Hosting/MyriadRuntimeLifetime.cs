@@ -1,0 +1,49 @@
+using System;
+using System.Threading;
+using System.Threading.Tasks;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
+using Myriad.Scheduling;
+
+namespace Myriad.Hosting;
+
+/// <summary>
+/// Ties the registered runtime to the host's lifetime. A lifecycle service rather than a plain
+/// hosted service so that the order of registration does not matter:
+/// <list type="number">
+/// <item><see cref="StartingAsync"/>, before any hosted service's <c>StartAsync</c>, creates the
+/// runtime (its workers start), so that services can spawn on it while they start.</item>
+/// <item><see cref="StoppedAsync"/>, after every hosted service's <c>StopAsync</c> returned,
+/// disposes it: no service still spawns, and the queued jobs drain. The wait is bounded by the
+/// token, which the host cancels when its shutdown timeout expires; the drain then goes on
+/// without the host, which logs a warning and proceeds.</item>
+/// </list>
+/// </summary>
+internal sealed class MyriadRuntimeLifetime(MultiThreadRuntime runtime, ILoggerFactory? loggerFactory = null) : IHostedLifecycleService
+{
+    private readonly ILogger _logger = loggerFactory?.CreateLogger(MyriadLog.Category) ?? NullLogger.Instance;
+
+    public Task StartingAsync(CancellationToken cancellationToken) => Task.CompletedTask; // the constructor's argument already created it
+
+    public Task StartAsync(CancellationToken cancellationToken) => Task.CompletedTask;
+
+    public Task StartedAsync(CancellationToken cancellationToken) => Task.CompletedTask;
+
+    public Task StoppingAsync(CancellationToken cancellationToken) => Task.CompletedTask;
+
+    public Task StopAsync(CancellationToken cancellationToken) => Task.CompletedTask;
+
+    public async Task StoppedAsync(CancellationToken cancellationToken)
+    {
+        try
+        {
+            await runtime.DisposeAsync().AsTask().WaitAsync(cancellationToken).ConfigureAwait(false);
+            MyriadLog.Drained(_logger, runtime.Name);
+        }
+        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+        {
+            MyriadLog.DrainTimedOut(_logger, runtime.Name);
+        }
+    }
+}

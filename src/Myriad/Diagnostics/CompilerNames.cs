@@ -1,0 +1,128 @@
+using System;
+
+namespace Myriad.Diagnostics;
+
+/// <summary>
+/// Turns the names the C# compiler gives to async state machines, local functions and lambdas into
+/// names a person reads in a dump. Works on names alone (<c>Type.Name</c>,
+/// <c>MethodInfo.Name</c>), which survive trimming and NativeAOT.
+/// </summary>
+/// <remarks>
+/// The compiler's names (Roslyn's GeneratedNames, stable for years but not a contract):
+/// <list type="bullet">
+/// <item><c>&lt;Run&gt;d__3</c>: the state machine of method <c>Run</c> (a generic arity suffix such as
+/// <c>`1</c> may follow);</item>
+/// <item><c>&lt;Run&gt;g__Local|0_0</c>: local function <c>Local</c> declared in <c>Run</c>;</item>
+/// <item><c>&lt;Run&gt;b__2_1</c> or <c>&lt;Run&gt;b__2</c>: a lambda declared in <c>Run</c>;</item>
+/// <item><c>&lt;Main&gt;$</c>: the entry point generated for top-level statements;</item>
+/// <item><c>&lt;&gt;c</c>, <c>&lt;&gt;c__DisplayClass0_0</c>: the classes that hold lambdas and their captures.</item>
+/// </list>
+/// These nest: the state machine of a local function of top-level code is
+/// <c>&lt;&lt;&lt;Main&gt;$&gt;g__Local|0_2&gt;d</c>. A name that does not parse is returned as it is.
+/// </remarks>
+internal static class CompilerNames
+{
+    /// <summary>"Declaring.Method" for an async state machine type: <c>Program.Main.Local</c>, <c>lambda in C.Run</c>.</summary>
+    internal static string DescribeStateMachine(Type type)
+    {
+        string method = StripArity(type.Name);
+        if (TrySplit(method, out string inner, out string suffix) && (suffix.StartsWith("d__", StringComparison.Ordinal) || suffix == "d"))
+        {
+            method = inner;
+        }
+
+        string? declaring = DeclaringTypeName(type.DeclaringType);
+        return Qualify(declaring, method);
+    }
+
+    /// <summary>A delegate's method name, readable: <c>Run</c>, <c>Main.Local</c>, <c>lambda in Run</c>.</summary>
+    internal static string DescribeMethod(string name) => Qualify(null, name);
+
+    /// <summary>Joins a declaring type and a (possibly compiler-generated) method name.</summary>
+    private static string Qualify(string? declaring, string method)
+    {
+        string path = MethodPath(method, out bool lambda);
+        string qualified = declaring is null ? path : $"{declaring}.{path}";
+        return lambda ? $"lambda in {qualified}" : qualified;
+    }
+
+    /// <summary>"Outer.Local" for a local function, "Outer" with <paramref name="lambda"/> set for a lambda.</summary>
+    private static string MethodPath(string name, out bool lambda)
+    {
+        lambda = false;
+        if (!TrySplit(name, out string outer, out string suffix))
+        {
+            return name;
+        }
+
+        string outerPath = MethodPath(outer, out bool outerLambda);
+        if (outerLambda)
+        {
+            outerPath = $"lambda in {outerPath}";
+        }
+
+        if (suffix == "$")
+        {
+            return outerPath; // <Main>$: top-level statements
+        }
+
+        if (suffix.StartsWith("g__", StringComparison.Ordinal))
+        {
+            int bar = suffix.IndexOf('|');
+            string local = bar > 3 ? suffix.Substring(3, bar - 3) : suffix.Substring(3);
+            return $"{outerPath}.{local}";
+        }
+
+        if (suffix.StartsWith("b__", StringComparison.Ordinal))
+        {
+            lambda = !outerLambda; // a lambda in a lambda reads as the outer one
+            return outerPath;
+        }
+
+        return name;
+    }
+
+    /// <summary>Splits "&lt;inner&gt;suffix", matching nested angle brackets.</summary>
+    private static bool TrySplit(string name, out string inner, out string suffix)
+    {
+        inner = suffix = string.Empty;
+        if (name.Length < 2 || name[0] != '<')
+        {
+            return false;
+        }
+
+        int depth = 0;
+        for (int i = 0; i < name.Length; i++)
+        {
+            if (name[i] == '<')
+            {
+                depth++;
+            }
+            else if (name[i] == '>' && --depth == 0)
+            {
+                inner = name.Substring(1, i - 1);
+                suffix = name.Substring(i + 1);
+                return inner.Length > 0;
+            }
+        }
+
+        return false;
+    }
+
+    /// <summary>The nearest declaring type the user wrote (skipping <c>&lt;&gt;c</c> and display classes), without its arity.</summary>
+    private static string? DeclaringTypeName(Type? type)
+    {
+        while (type is not null && type.Name.StartsWith('<'))
+        {
+            type = type.DeclaringType;
+        }
+
+        return type is null ? null : StripArity(type.Name);
+    }
+
+    private static string StripArity(string name)
+    {
+        int tick = name.IndexOf('`');
+        return tick > 0 ? name.Substring(0, tick) : name;
+    }
+}

@@ -1,0 +1,107 @@
+using System;
+using System.Linq;
+using System.Threading;
+using System.Threading.Tasks;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+using Myriad.Scheduling;
+using Xunit;
+
+namespace Myriad.Hosting.Tests;
+
+public class MyriadRuntimeLifetimeTests
+{
+    /// <summary>How long a test waits for something that should happen at once: a bound against hangs, not a timing.</summary>
+    private static readonly TimeSpan Patience = TimeSpan.FromSeconds(30);
+
+    [Fact]
+    public async Task StartAsync_RuntimeRunsJobsOnItsWorkers()
+    {
+        using IHost host = TestHost.Build(new LogCapture(), services => services.AddMyriad());
+        await host.StartAsync();
+        var runtime = host.Services.GetRequiredService<JobRuntime>();
+
+        bool onWorker = await runtime.Spawn(runtime, static rt => Job.FromResult(rt.IsRuntimeThread)).AsTask().WaitAsync(Patience);
+
+        Assert.True(onWorker);
+        await host.StopAsync();
+    }
+
+    [Fact]
+    public async Task StopAsync_QueuedJobs_DrainBeforeRuntimeIsDisposed()
+    {
+        using IHost host = TestHost.Build(new LogCapture(), services => services.AddMyriad());
+        await host.StartAsync();
+        var runtime = host.Services.GetRequiredService<JobRuntime>();
+        using var gate = new ManualResetEventSlim();
+        var counter = new StrongBox<int>();
+
+        // Both workers block on the gate, so the increments stay queued until after StopAsync began.
+        for (int i = 0; i < 2; i++)
+        {
+            runtime.SpawnDetached(gate, static g => g.Wait());
+        }
+
+        for (int i = 0; i < 1000; i++)
+        {
+            runtime.SpawnDetached(counter, static c => Interlocked.Increment(ref c.Value));
+        }
+
+        Task stop = host.StopAsync();
+        await Task.Delay(50);
+        gate.Set();
+        await stop.WaitAsync(Patience);
+
+        Assert.True(runtime.IsDisposed);
+        Assert.Equal(1000, Volatile.Read(ref counter.Value));
+        Assert.Throws<ObjectDisposedException>(() => runtime.SpawnDetached(0, static _ => { }));
+    }
+
+    [Fact]
+    public async Task StopAsync_DrainOutlastsShutdownTimeout_ReturnsAndLogsWarning()
+    {
+        var logs = new LogCapture();
+        using var gate = new ManualResetEventSlim();
+        IHost host = TestHost.Build(logs, null, services => services.AddMyriad(), shutdownTimeout: TimeSpan.FromMilliseconds(200));
+        try
+        {
+            await host.StartAsync();
+            var runtime = host.Services.GetRequiredService<JobRuntime>();
+            runtime.SpawnDetached(gate, static g => g.Wait());
+
+            await host.StopAsync().WaitAsync(Patience);
+
+            Assert.False(gate.IsSet);
+            Assert.Contains(logs.Entries, e => e.Category == "Myriad" && e.Level == LogLevel.Warning && e.Id.Name == "DrainTimedOut");
+        }
+        finally
+        {
+            gate.Set(); // the drain then ends, and disposing the host does not wait on a blocked worker
+            host.Dispose();
+        }
+    }
+
+    [Fact]
+    public async Task UnobservedException_OfDetachedJob_IsLoggedAsError()
+    {
+        var logs = new LogCapture();
+        using IHost host = TestHost.Build(logs, services => services.AddMyriad(o => o.Name = "logging-runtime"));
+        await host.StartAsync();
+        var runtime = host.Services.GetRequiredService<JobRuntime>();
+
+        runtime.SpawnDetached(0, static _ => throw new InvalidTimeZoneException("detached failure"));
+        await host.StopAsync(); // drains: the failure has been reported when this returns
+
+        var entry = Assert.Single(logs.Entries, e => e.Id.Name == "UnobservedJobException");
+        Assert.Equal(LogLevel.Error, entry.Level);
+        Assert.Equal("Myriad", entry.Category);
+        Assert.IsType<InvalidTimeZoneException>(entry.Exception);
+        Assert.Contains("logging-runtime", entry.Message);
+    }
+
+    private sealed class StrongBox<T>
+    {
+        public T Value = default!;
+    }
+}
