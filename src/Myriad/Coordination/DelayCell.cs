@@ -2,7 +2,6 @@ using System;
 using System.Threading;
 using Myriad.Internal;
 using Myriad.Jobs;
-using Myriad.Scheduling;
 
 namespace Myriad.Coordination;
 
@@ -14,7 +13,8 @@ namespace Myriad.Coordination;
 /// <para>Two kinds, as for channel waiters: without a cancelable token the cell and its entry are
 /// pooled together (only the timer can complete it, exactly once); with one, the cell is fresh and
 /// the timer and the token race through <c>_claim</c> (0 pending, 1 claimed). The token's winner
-/// removes the entry from the heap; the timer's winner unregisters nothing (the consumer does).</para>
+/// unlinks the entry from its wheel slot at once (so a canceled long delay frees its memory now, not
+/// at its due time); the timer's winner unregisters nothing (the consumer does).</para>
 /// </remarks>
 internal sealed class DelayCell : SourceBox<VoidResult>
 {
@@ -27,8 +27,11 @@ internal sealed class DelayCell : SourceBox<VoidResult>
 
     private DelayCell() => _entry = new TimerEntry(this);
 
-    /// <summary>Starts a delay; <paramref name="delay"/> is validated, finite and positive.</summary>
-    internal static Job Start(TimeSpan delay, CancellationToken cancellationToken)
+    /// <summary>
+    /// Starts a delay on <paramref name="timers"/> (null: the clock of the current runtime);
+    /// <paramref name="delay"/> is validated, finite and positive.
+    /// </summary>
+    internal static Job Start(TimeSpan delay, TimerQueue? timers, CancellationToken cancellationToken)
     {
         DelayCell cell;
         if (cancellationToken.CanBeCanceled)
@@ -41,7 +44,14 @@ internal sealed class DelayCell : SourceBox<VoidResult>
         }
 
         var job = new Job(new Job<VoidResult>(cell, cell.Version));
-        TimerQueue.Schedule(cell._entry, delay, SchedulerContext.Current?.Runtime);
+        if (timers is null)
+        {
+            TimerQueue.Schedule(cell._entry, delay);
+        }
+        else
+        {
+            timers.Schedule(cell._entry, delay, TimerQueue.CurrentRuntime);
+        }
         if (cancellationToken.CanBeCanceled)
         {
             cell._registration = cancellationToken.UnsafeRegister(s_onCanceled, cell);
