@@ -149,7 +149,7 @@ internal sealed partial class SelectOperation
         if (timed)
         {
             _timer = new TimerEntry(this);
-            TimerQueue.Schedule(_timer, _timeout, SchedulerContext.Current?.Runtime);
+            TimerQueue.Schedule(_timer, _timeout); // on the clock of the runtime the select runs on
         }
 
         if (_cancellationToken.CanBeCanceled)

@@ -2,7 +2,6 @@ using System;
 using System.Threading;
 using Myriad.Internal;
 using Myriad.Jobs;
-using Myriad.Scheduling;
 
 namespace Myriad.Coordination;
 
@@ -11,66 +10,89 @@ namespace Myriad.Coordination;
 /// the work item its <see cref="TimerEntry"/> runs when due, on the runtime the delay started from.
 /// </summary>
 /// <remarks>
-/// <para>Two kinds, as for channel waiters: without a cancelable token the cell and its entry are
-/// pooled together (only the timer can complete it, exactly once); with one, the cell is fresh and
-/// the timer and the token race through <c>_claim</c> (0 pending, 1 claimed). The token's winner
-/// removes the entry from the heap; the timer's winner unregisters nothing (the consumer does).</para>
+/// <para>Two kinds, as for channel waiters: without a cancelable token a plain <see cref="DelayCell"/>
+/// and its entry are pooled together (only the timer can complete it, exactly once); with one, a
+/// fresh <see cref="CancelableDelayCell"/> lets the timer and the token race (see there). The plain
+/// kind carries no token fields: a million pending sleepers pay only for what they use.</para>
 /// </remarks>
-internal sealed class DelayCell : SourceBox<VoidResult>
+internal class DelayCell : SourceBox<VoidResult>
 {
-    private static readonly Action<object?> s_onCanceled = static s => ((DelayCell)s!).OnCanceled();
+    private protected DelayCell() => Entry = new TimerEntry(this);
 
-    private readonly TimerEntry _entry;
-    private CancellationToken _cancellationToken;
-    private CancellationTokenRegistration _registration;
-    private int _claim;
+    private protected TimerEntry Entry { get; }
 
-    private DelayCell() => _entry = new TimerEntry(this);
-
-    /// <summary>Starts a delay; <paramref name="delay"/> is validated, finite and positive.</summary>
-    internal static Job Start(TimeSpan delay, CancellationToken cancellationToken)
+    /// <summary>
+    /// Starts a delay on <paramref name="timers"/> (null: the clock of the current runtime);
+    /// <paramref name="delay"/> is validated, finite and positive.
+    /// </summary>
+    internal static Job Start(TimeSpan delay, TimerQueue? timers, CancellationToken cancellationToken)
     {
-        DelayCell cell;
-        if (cancellationToken.CanBeCanceled)
+        DelayCell cell = cancellationToken.CanBeCanceled
+            ? new CancelableDelayCell(cancellationToken)
+            : BoxPool<DelayCell>.Shared.Rent() ?? new DelayCell();
+
+        var job = new Job(new Job<VoidResult>(cell, cell.Version));
+        if (timers is null)
         {
-            cell = new DelayCell { _cancellationToken = cancellationToken };
+            TimerQueue.Schedule(cell.Entry, delay);
         }
         else
         {
-            cell = BoxPool<DelayCell>.Shared.Rent() ?? new DelayCell();
+            timers.Schedule(cell.Entry, delay, TimerQueue.CurrentRuntime);
         }
 
-        var job = new Job(new Job<VoidResult>(cell, cell.Version));
-        TimerQueue.Schedule(cell._entry, delay, SchedulerContext.Current?.Runtime);
-        if (cancellationToken.CanBeCanceled)
-        {
-            cell._registration = cancellationToken.UnsafeRegister(s_onCanceled, cell);
-        }
-
+        (cell as CancelableDelayCell)?.Register();
         return job;
     }
 
     /// <summary>A job that completes only if <paramref name="cancellationToken"/> fires (an infinite delay).</summary>
     internal static Job Never(CancellationToken cancellationToken)
     {
-        var cell = new DelayCell { _cancellationToken = cancellationToken };
+        var cell = new CancelableDelayCell(cancellationToken);
         var job = new Job(new Job<VoidResult>(cell, cell.Version));
-        if (cancellationToken.CanBeCanceled)
-        {
-            cell._registration = cancellationToken.UnsafeRegister(s_onCanceled, cell);
-        }
-
+        cell.Register();
         return job;
     }
-
-    private bool Cancelable => _cancellationToken.CanBeCanceled;
 
     internal override string Describe() => "Job.Delay";
 
     /// <summary>The timer fired.</summary>
+    internal override void Execute(PerThread state) => TrySetResult(default);
+
+    private protected override void Release()
+    {
+        ResetBox();
+        BoxPool<DelayCell>.Shared.Return(this);
+    }
+}
+
+/// <summary>
+/// A delay with a cancelable token: never pooled (a poolable operation is never also cancelable).
+/// The timer and the token race through <c>_claim</c> (0 pending, 1 claimed). The token's winner
+/// unlinks the entry from its wheel slot at once (so a canceled long delay frees its memory now, not
+/// at its due time); the timer's winner unregisters nothing (the consumer does).
+/// </summary>
+internal sealed class CancelableDelayCell(CancellationToken cancellationToken) : DelayCell
+{
+    private static readonly Action<object?> s_onCanceled = static s => ((CancelableDelayCell)s!).OnCanceled();
+
+    private readonly CancellationToken _cancellationToken = cancellationToken;
+    private CancellationTokenRegistration _registration;
+    private int _claim;
+
+    /// <summary>Registers with the token (after the timer is scheduled, so a cancel finds it to unlink).</summary>
+    internal void Register()
+    {
+        if (_cancellationToken.CanBeCanceled)
+        {
+            _registration = _cancellationToken.UnsafeRegister(s_onCanceled, this);
+        }
+    }
+
+    /// <summary>The timer fired.</summary>
     internal override void Execute(PerThread state)
     {
-        if (!Cancelable || Interlocked.Exchange(ref _claim, 1) == 0)
+        if (Interlocked.Exchange(ref _claim, 1) == 0)
         {
             TrySetResult(default);
         }
@@ -80,21 +102,14 @@ internal sealed class DelayCell : SourceBox<VoidResult>
     {
         if (Interlocked.Exchange(ref _claim, 1) == 0)
         {
-            TimerQueue.Cancel(_entry);
+            TimerQueue.Cancel(Entry);
             TrySetException(new OperationCanceledException(_cancellationToken));
         }
     }
 
     private protected override void Release()
     {
-        if (Cancelable)
-        {
-            _registration.Unregister();
-            InvalidateTokens();
-            return;
-        }
-
-        ResetBox();
-        BoxPool<DelayCell>.Shared.Return(this);
+        _registration.Unregister();
+        InvalidateTokens();
     }
 }

@@ -4,14 +4,18 @@ using Myriad.Scheduling;
 namespace Myriad.Coordination;
 
 /// <summary>
-/// One pending timer in the <see cref="TimerQueue"/>: when it is due, and the work item to run then
-/// (on <see cref="Runtime"/>, or on the .NET thread pool when that is null).
+/// One pending timer: when it is due, the work item to run then (on <see cref="Runtime"/>, or on the
+/// .NET thread pool when that is null), and its place in a <see cref="TimerWheel"/>.
 /// </summary>
 /// <remarks>
-/// Every field is guarded by the queue's lock while the entry is in the heap. <see cref="HeapIndex"/>
-/// is the entry's slot in the heap, or -1 once it left (fired or canceled): that is what makes
-/// <see cref="TimerQueue.Cancel"/> O(log n) and lets it tell a timer that already fired from one it
-/// removed. An entry may be scheduled again after it left the heap (a pooled delay reuses its entry).
+/// <para>States: idle (<see cref="Shard"/> null, <see cref="Slot"/> -1) -> scheduled (in one wheel
+/// slot's list, <see cref="Shard"/> names the wheel's owner) -> idle again when it fires or is
+/// canceled. Every field except <see cref="Target"/> is guarded by the owning shard's lock while the
+/// entry is scheduled. An idle entry may be scheduled again (a pooled delay reuses its entry), on any
+/// shard.</para>
+/// <para>The wheel slots are intrusive doubly linked lists (<see cref="Previous"/>, <see cref="Next"/>),
+/// so that inserting and canceling cost O(1) and a canceled entry is unreachable from the wheel at
+/// once: no tombstone waits for the due time.</para>
 /// </remarks>
 internal sealed class TimerEntry(WorkItem target)
 {
@@ -21,16 +25,18 @@ internal sealed class TimerEntry(WorkItem target)
     /// <summary>The runtime <see cref="Target"/> runs on; null: the thread pool.</summary>
     internal JobRuntime? Runtime;
 
-    /// <summary>When the timer is due, in <see cref="System.Diagnostics.Stopwatch"/> ticks.</summary>
+    /// <summary>The shard whose wheel holds the entry; null when idle.</summary>
+    internal TimerShard? Shard;
+
+    /// <summary>When the timer is due, in the owning queue's milliseconds.</summary>
     internal long Deadline;
 
-    /// <summary>Breaks deadline ties in scheduling order, so timers due at the same tick fire FIFO.</summary>
-    internal long Sequence;
+    /// <summary>Neighbours in the slot's list (null at the ends).</summary>
+    internal TimerEntry? Previous;
 
-    /// <summary>The entry's slot in the heap; -1 when not scheduled.</summary>
-    internal int HeapIndex = -1;
+    /// <summary>Neighbours in the slot's list (null at the ends).</summary>
+    internal TimerEntry? Next;
 
-    /// <summary>Heap order: earlier deadline first, then earlier scheduling.</summary>
-    internal bool FiresBefore(TimerEntry other) =>
-        Deadline < other.Deadline || (Deadline == other.Deadline && Sequence < other.Sequence);
+    /// <summary>The wheel slot (level * 64 + slot) the entry is linked into; -1 when in none.</summary>
+    internal int Slot = -1;
 }

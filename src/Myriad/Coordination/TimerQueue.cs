@@ -1,38 +1,31 @@
 using System;
-using System.Collections.Generic;
-using System.Diagnostics;
+using System.Runtime.CompilerServices;
 using System.Threading;
-using Myriad.Internal;
 using Myriad.Scheduling;
 
 namespace Myriad.Coordination;
 
 /// <summary>
-/// The process-wide timer service behind <see cref="Job.Delay(TimeSpan, CancellationToken)"/> and select
-/// timeouts: a min-heap of deadlines (O(log n) per timer) served by one background thread that only
-/// hands due work to the runtimes.
+/// A clock's timer service: where <see cref="Job.Delay(TimeSpan, CancellationToken)"/> and select
+/// timeouts put their <see cref="TimerEntry"/>. One queue per <see cref="TimeProvider"/>:
+/// <see cref="SystemTimerQueue"/> for <see cref="TimeProvider.System"/> (sharded wheels and a driver
+/// thread), <see cref="ProviderTimerQueue"/> for any other provider (one wheel, woken by the
+/// provider's own timer), and a <see cref="VirtualClock"/>'s queue for a
+/// <see cref="DeterministicRuntime"/>.
 /// </summary>
 /// <remarks>
-/// <para><b>Where timer work runs.</b> An entry remembers the runtime it was scheduled from (the
-/// calling thread's scheduler, if any). When it is due, the timer thread queues its work item on that
-/// runtime (or on the .NET thread pool for timers started outside any runtime). The timer thread never
-/// runs user code, so a slow continuation cannot delay other timers, and a job that awaits a delay
-/// resumes on its own runtime (on the one thread of a single-threaded runtime).</para>
-/// <para><b>Protocol</b> (everything below happens under <c>s_gate</c> except step 4).
-/// 1. Schedule: stamp the deadline and a sequence number, add to the heap, start the thread on first
-///    use, and pulse the thread if the new entry is now the earliest (it may be sleeping until a
-///    later deadline).
-/// 2. The thread sleeps (Monitor.Wait) until the earliest deadline, or indefinitely while the heap is
-///    empty; any pulse makes it re-examine the heap.
-/// 3. When the earliest entry is due, the thread removes every due entry from the heap, copying out
-///    its work item and runtime (an entry that left the heap may be reused by its owner at once).
-/// 4. Outside the lock, it queues each work item on its runtime, then pays at once any wake-up a
-///    multi-threaded runtime deferred (this thread never runs the work itself, so a lazy wake would
-///    only add the runtime's wake delay to every timer).
-/// Cancel removes an entry under the lock: true means the entry left the heap before step 3 and will
-/// never fire; false means it already fired (or was never scheduled).</para>
+/// <para><b>Which clock.</b> A timer started on a runtime thread uses that runtime's
+/// <see cref="JobRuntime.TimeProvider"/>; one started elsewhere uses the system clock; an explicit
+/// provider (<see cref="Job.Delay(TimeSpan, TimeProvider, CancellationToken)"/>) wins over both.</para>
+/// <para><b>Where timer work runs.</b> An entry remembers the runtime it was started from (whatever
+/// the clock). When it is due its work item is queued on that runtime, or on the .NET thread pool
+/// for a timer started outside any runtime (see <see cref="TimerBatch"/>). Timer drivers never run
+/// user code, so a slow continuation cannot delay other timers, and a job that awaits a delay
+/// resumes on its own runtime.</para>
+/// <para><b>Cancel</b> takes only the lock of the shard that holds the entry: true means the entry left
+/// the wheel before it fired and never will; false means it already fired (or was never scheduled).</para>
 /// </remarks>
-internal static class TimerQueue
+internal abstract class TimerQueue
 {
     /// <summary>
     /// The longest delay accepted, as for <see cref="System.Threading.Tasks.Task.Delay(TimeSpan)"/>:
@@ -40,53 +33,39 @@ internal static class TimerQueue
     /// </summary>
     internal static readonly TimeSpan MaxDelay = TimeSpan.FromMilliseconds(uint.MaxValue - 1.0);
 
-    private static readonly object s_gate = new();
-    private static readonly TimerHeap s_heap = new();
-    private static long s_sequence;
-    private static Thread? s_thread;
+    private static readonly ConditionalWeakTable<TimeProvider, TimerQueue> s_byProvider = new();
 
-    /// <summary>Pending timers (diagnostics and tests).</summary>
-    internal static int Count
+    /// <summary>
+    /// The runtime the calling code runs on, or null: the one place timers look it up (the scheduler
+    /// context of a worker or of a thread driving a single-threaded runtime).
+    /// </summary>
+    internal static JobRuntime? CurrentRuntime => SchedulerContext.Current?.Runtime;
+
+    /// <summary>The timer queue of <paramref name="provider"/>'s clock (created on first use, kept as long as the provider lives).</summary>
+    internal static TimerQueue For(TimeProvider provider)
     {
-        get
+        if (ReferenceEquals(provider, TimeProvider.System))
         {
-            lock (s_gate)
-            {
-                return s_heap.Count;
-            }
+            return SystemTimerQueue.Instance;
         }
+
+        if (provider is VirtualClock clock)
+        {
+            return clock.Timers;
+        }
+
+        return s_byProvider.GetValue(provider, static p => new ProviderTimerQueue(p));
     }
 
-    /// <summary>Step 1: <paramref name="entry"/>'s work item will run after <paramref name="delay"/> on <paramref name="runtime"/>.</summary>
-    internal static void Schedule(TimerEntry entry, TimeSpan delay, JobRuntime? runtime)
+    /// <summary>Schedules <paramref name="entry"/> after <paramref name="delay"/> on the clock of the current runtime (the system clock outside any).</summary>
+    internal static void Schedule(TimerEntry entry, TimeSpan delay)
     {
-        Debug.Assert(delay >= TimeSpan.Zero && delay <= MaxDelay, "validated by the public entry points");
-        long deadline = Stopwatch.GetTimestamp() + (long)(delay.Ticks * ((double)Stopwatch.Frequency / TimeSpan.TicksPerSecond));
-        lock (s_gate)
-        {
-            entry.Deadline = deadline;
-            entry.Sequence = ++s_sequence;
-            entry.Runtime = runtime;
-            s_heap.Add(entry);
-            if (s_thread is null)
-            {
-                StartThread();
-            }
-            else if (ReferenceEquals(s_heap.First, entry))
-            {
-                Monitor.Pulse(s_gate);
-            }
-        }
+        JobRuntime? runtime = CurrentRuntime;
+        (runtime?.Timers ?? SystemTimerQueue.Instance).Schedule(entry, delay, runtime);
     }
 
     /// <summary>Removes a pending timer; true if it will now never fire, false if it already fired.</summary>
-    internal static bool Cancel(TimerEntry entry)
-    {
-        lock (s_gate)
-        {
-            return s_heap.Remove(entry);
-        }
-    }
+    internal static bool Cancel(TimerEntry entry) => Volatile.Read(ref entry.Shard) is { } shard && shard.Remove(entry);
 
     /// <summary>Validates a public delay argument (<see cref="Timeout.InfiniteTimeSpan"/> is the caller's business).</summary>
     internal static void ThrowIfInvalid(TimeSpan delay, string paramName)
@@ -97,74 +76,34 @@ internal static class TimerQueue
         }
     }
 
-    private static void StartThread()
+    /// <summary>
+    /// <paramref name="entry"/>'s work item will run on <paramref name="runtime"/> (null: the thread
+    /// pool) once <paramref name="delay"/> (validated, finite) has passed on this queue's clock.
+    /// </summary>
+    internal abstract void Schedule(TimerEntry entry, TimeSpan delay, JobRuntime? runtime);
+
+    /// <summary>Timers pending in this queue (diagnostics and tests).</summary>
+    internal abstract int Count { get; }
+
+    /// <summary>
+    /// Milliseconds from <paramref name="origin"/> to <paramref name="timestamp"/> of a clock ticking at
+    /// <paramref name="frequency"/>, rounded down or up, without overflow for any uptime.
+    /// </summary>
+    internal static long MillisecondsSince(long origin, long timestamp, long frequency, bool roundUp)
     {
-        var thread = new Thread(static () => Run())
+        long ticks = timestamp - origin;
+        long whole = ticks / frequency;
+        long rest = ticks % frequency * 1000;
+        long ms = rest / frequency;
+        if (roundUp && rest % frequency != 0)
         {
-            IsBackground = true,
-            Name = "Myriad timer",
-        };
-        thread.UnsafeStart();
-        s_thread = thread;
-    }
-
-    private static void Run()
-    {
-        var due = new List<(WorkItem Target, JobRuntime? Runtime)>();
-        while (true)
-        {
-            lock (s_gate)
-            {
-                // Steps 2 and 3.
-                while (true)
-                {
-                    if (s_heap.Count == 0)
-                    {
-                        Monitor.Wait(s_gate);
-                        continue;
-                    }
-
-                    long now = Stopwatch.GetTimestamp();
-                    TimerEntry first = s_heap.First;
-                    if (first.Deadline > now)
-                    {
-                        Monitor.Wait(s_gate, MillisecondsUntil(first.Deadline - now));
-                        continue;
-                    }
-
-                    do
-                    {
-                        due.Add((first.Target, first.Runtime));
-                        first.Runtime = null;
-                        s_heap.Remove(first);
-                    }
-                    while (s_heap.Count > 0 && (first = s_heap.First).Deadline <= now);
-                    break;
-                }
-            }
-
-            // Step 4.
-            foreach ((WorkItem target, JobRuntime? runtime) in due)
-            {
-                if (runtime is not null)
-                {
-                    runtime.Schedule(target);
-                }
-                else
-                {
-                    JobRuntime.ScheduleAfterDisposal(target); // the runtime-less path: the .NET thread pool
-                }
-            }
-
-            due.Clear();
-            MultiThreadRuntime.PayOwedWake();
+            ms++;
         }
+
+        return (whole * 1000) + ms;
     }
 
-    /// <summary>A sleep that ends at or just after the deadline (rounded up: waking early only loops).</summary>
-    private static int MillisecondsUntil(long stopwatchTicks)
-    {
-        double ms = Math.Ceiling(stopwatchTicks * 1000.0 / Stopwatch.Frequency);
-        return (int)Math.Clamp(ms, 1, int.MaxValue);
-    }
+    /// <summary>A delay in whole milliseconds, rounded up: a timer never fires early.</summary>
+    internal static long DelayMilliseconds(TimeSpan delay) =>
+        (delay.Ticks + TimeSpan.TicksPerMillisecond - 1) / TimeSpan.TicksPerMillisecond;
 }

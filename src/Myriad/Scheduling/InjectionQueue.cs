@@ -56,6 +56,20 @@ internal sealed class InjectionQueue
         }
     }
 
+    /// <inheritdoc cref="EnqueueBatch(WorkItem[])"/>
+    internal void EnqueueBatch(ReadOnlySpan<WorkItem> batch)
+    {
+        using (_lock.EnterScope())
+        {
+            foreach (WorkItem item in batch)
+            {
+                _items.Enqueue(item);
+            }
+
+            _count = _items.Count;
+        }
+    }
+
     internal bool TryDequeue([NotNullWhen(true)] out WorkItem? item)
     {
         if (_count == 0)

@@ -3,7 +3,8 @@ using System;
 namespace Myriad.Scheduling;
 
 /// <summary>
-/// Settings of a <see cref="MultiThreadRuntime"/>. Every tuning constant of the scheduler is here,
+/// Settings of a <see cref="MultiThreadRuntime"/> (the single-threaded runtimes take the
+/// <see cref="Name"/> and <see cref="TimeProvider"/>). Every tuning constant of the scheduler is here,
 /// with its default and where that default comes from.
 /// </summary>
 public sealed class RuntimeOptions
@@ -145,6 +146,24 @@ public sealed class RuntimeOptions
     }
 
     private int _threadStackSize;
+
+    private TimeProvider? _timeProvider;
+
+    /// <summary>
+    /// The clock of the runtime's timers (<see cref="Job.Delay(TimeSpan, System.Threading.CancellationToken)"/>
+    /// and select timeouts started on it). Default <see cref="TimeProvider.System"/>. Pass a fake clock
+    /// (such as <c>FakeTimeProvider</c>) to control time in tests. Used by every runtime that takes
+    /// options; a <see cref="DeterministicRuntime"/> given none uses its virtual clock.
+    /// </summary>
+    /// <exception cref="ArgumentNullException">The value is null.</exception>
+    public TimeProvider TimeProvider
+    {
+        get => _timeProvider ?? TimeProvider.System;
+        set => _timeProvider = value ?? throw new ArgumentNullException(nameof(value));
+    }
+
+    /// <summary>The provider set explicitly, or null when the default applies.</summary>
+    internal TimeProvider? ExplicitTimeProvider => _timeProvider;
 
     private static int Check(int value, int min, int max)
     {

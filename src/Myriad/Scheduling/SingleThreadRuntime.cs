@@ -179,6 +179,11 @@ public abstract class SingleThreadRuntime : JobRuntime
                     continue;
                 }
 
+                if (AdvanceIdleClock())
+                {
+                    continue;
+                }
+
                 if (waiter is null)
                 {
                     return true;
@@ -197,6 +202,12 @@ public abstract class SingleThreadRuntime : JobRuntime
 
         return true;
     }
+
+    /// <summary>
+    /// Called by the driving thread when nothing is runnable: a runtime with a virtual clock moves it
+    /// to the next timer and queues the timers due then (true), so that the drive goes on.
+    /// </summary>
+    private protected virtual bool AdvanceIdleClock() => false;
 
     private protected override void DisposeCore()
     {
@@ -269,7 +280,7 @@ public abstract class SingleThreadRuntime : JobRuntime
 /// Runs every job on the one thread that drives it, in FIFO order: for UI-like code, for code that
 /// must not run concurrently, and for tests. See <see cref="SingleThreadRuntime"/>.
 /// </summary>
-public sealed class CurrentThreadRuntime : SingleThreadRuntime
+public sealed partial class CurrentThreadRuntime : SingleThreadRuntime
 {
     /// <summary>Creates a runtime; <paramref name="name"/> tags its metrics.</summary>
     public CurrentThreadRuntime(string? name = null)
@@ -289,7 +300,7 @@ public sealed class CurrentThreadRuntime : SingleThreadRuntime
 /// replays the same interleaving, and different seeds explore different ones (use it in tests to
 /// shake out ordering assumptions, as Go's race mode randomizes <c>runnext</c>).
 /// </summary>
-public sealed class DeterministicRuntime : SingleThreadRuntime
+public sealed partial class DeterministicRuntime : SingleThreadRuntime
 {
     private readonly Random _random;
 

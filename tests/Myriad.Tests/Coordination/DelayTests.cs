@@ -149,7 +149,7 @@ public sealed class DelayTests
     }
 
     [Fact]
-    public void Delay_CanceledTimers_LeaveTheHeap()
+    public void Delay_CanceledTimers_LeaveTheWheel()
     {
         // Thousands of long delays canceled right away must not linger until their deadline.
         using var cts = new CancellationTokenSource();
@@ -159,9 +159,9 @@ public sealed class DelayTests
             jobs[i] = Job.Delay(TimeSpan.FromHours(1), cts.Token);
         }
 
-        int pendingBefore = Myriad.Coordination.TimerQueue.Count;
+        int pendingBefore = Myriad.Coordination.SystemTimerQueue.Instance.Count;
         cts.Cancel();
-        int pendingAfter = Myriad.Coordination.TimerQueue.Count;
+        int pendingAfter = Myriad.Coordination.SystemTimerQueue.Instance.Count;
 
         Assert.True(pendingBefore - pendingAfter >= jobs.Length - 100, $"{pendingBefore} -> {pendingAfter}"); // other tests' timers come and go
         foreach (Job job in jobs)

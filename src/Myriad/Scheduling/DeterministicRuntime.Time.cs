@@ -1,0 +1,48 @@
+using System;
+using System.Threading;
+
+namespace Myriad.Scheduling;
+
+public sealed partial class DeterministicRuntime
+{
+    private readonly TimeProvider? _explicitTimeProvider;
+    private VirtualClock? _clock;
+
+    /// <summary>
+    /// Creates a runtime whose schedule is a function of <paramref name="seed"/>, named by
+    /// <see cref="RuntimeOptions.Name"/>. An explicit <see cref="RuntimeOptions.TimeProvider"/> replaces
+    /// the virtual clock (a <c>FakeTimeProvider</c> to advance by hand, say); without one the
+    /// runtime keeps its virtual clock.
+    /// </summary>
+    /// <exception cref="ArgumentNullException"><paramref name="options"/> is null.</exception>
+    public DeterministicRuntime(int seed, RuntimeOptions options)
+        : this(seed, (options ?? throw new ArgumentNullException(nameof(options))).Name)
+    {
+        _explicitTimeProvider = options.ExplicitTimeProvider;
+    }
+
+    /// <summary>
+    /// The runtime's clock: unless options gave another, a virtual clock that starts at
+    /// 2000-01-01 00:00 UTC and moves only when nothing can run, straight to the next pending timer
+    /// (so <c>await Job.Delay(TimeSpan.FromHours(1))</c> completes at once in real time, an hour later
+    /// in virtual time). Timers due at the same virtual instant fire in an order drawn from
+    /// <see cref="Seed"/>. Pass it to code that takes a <see cref="System.TimeProvider"/>, so that its
+    /// timers and its notion of now are virtual too.
+    /// </summary>
+    public override TimeProvider TimeProvider => _explicitTimeProvider ?? Clock;
+
+    /// <summary>The runtime's current time: <see cref="TimeProvider"/>'s <see cref="TimeProvider.GetUtcNow"/>.</summary>
+    public DateTimeOffset Now => TimeProvider.GetUtcNow();
+
+    private VirtualClock Clock
+    {
+        get
+        {
+            VirtualClock? clock = Volatile.Read(ref _clock);
+            return clock ?? Interlocked.CompareExchange(ref _clock, new VirtualClock(this, Seed), null) ?? _clock!;
+        }
+    }
+
+    /// <summary>Nothing is runnable: the virtual clock jumps to the next timer and queues what falls due then.</summary>
+    private protected override bool AdvanceIdleClock() => Volatile.Read(ref _clock) is { } clock && clock.TryAdvance();
+}

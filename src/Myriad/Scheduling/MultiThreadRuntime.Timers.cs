@@ -1,0 +1,44 @@
+using System;
+using System.Threading;
+using Myriad.Internal;
+
+namespace Myriad.Scheduling;
+
+public sealed partial class MultiThreadRuntime
+{
+    /// <inheritdoc/>
+    public override TimeProvider TimeProvider => _options.TimeProvider;
+
+    /// <summary>
+    /// Timers that fell due together: one acquisition of the injection queue's lock for the whole
+    /// batch, then one notify. The firing thread never runs the work itself, so the wake is paid at
+    /// once rather than deferred (see the lazy-wake protocol): a deferred wake would only add the
+    /// lazy-wake delay to every timer. The woken worker takes a batch from the injection queue and,
+    /// finding more, wakes the next (see <see cref="IdleCoordinator"/>), so the items spread over
+    /// the workers without the firing thread waking each one.
+    /// </summary>
+    internal override void ScheduleBatch(ReadOnlySpan<WorkItem> items)
+    {
+        if (_shutdown && IsDisposedAndDrained)
+        {
+            foreach (WorkItem item in items)
+            {
+                ScheduleAfterDisposal(item);
+            }
+
+            return;
+        }
+
+        _global.EnqueueBatch(items);
+
+        // The same store -> load fence and shutdown re-check as a single outside schedule (see
+        // ScheduleFromOutside and Schedule): the notify's reads and the drained check must not be
+        // satisfied before the items are visible.
+        Interlocked.MemoryBarrier();
+        _idle.NotifyWork();
+        if (_shutdown && IsDisposedAndDrained)
+        {
+            MoveLeftoversToThreadPool();
+        }
+    }
+}

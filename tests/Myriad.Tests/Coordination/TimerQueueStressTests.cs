@@ -1,0 +1,150 @@
+using System;
+using System.Threading;
+using Myriad.Coordination;
+using Myriad.Internal;
+using Myriad.Scheduling;
+using Myriad.Tests.Support;
+using Xunit;
+
+namespace Myriad.Tests.Coordination;
+
+/// <summary>
+/// The system-clock timer queue under concurrent schedules, cancels and firings: every timer either
+/// fires exactly once or is canceled (never both, never lost), and the wheels end empty.
+/// </summary>
+[Trait("Category", "Stress")]
+[Collection(HeavyCollection.Name)]
+public sealed class TimerQueueStressTests
+{
+    [Fact]
+    public void ScheduleCancelFire_FromFourThreads_EveryTimerFiresOnceOrIsCanceled()
+    {
+        const int Threads = 4;
+        const int PerThread = 20_000;
+        var queue = new SystemTimerQueue(shards: 3); // a queue of its own: other tests' timers do not count
+        var works = new CountingWork[Threads][];
+        var canceled = new bool[Threads][];
+        TestHelpers.OnThread(() =>
+        {
+            var threads = new Thread[Threads];
+            for (int t = 0; t < Threads; t++)
+            {
+                int id = t;
+                works[id] = new CountingWork[PerThread];
+                canceled[id] = new bool[PerThread];
+                threads[id] = new Thread(() =>
+                {
+                    var random = new Random(id);
+                    for (int i = 0; i < PerThread; i++)
+                    {
+                        var work = new CountingWork();
+                        works[id][i] = work;
+                        queue.Schedule(work.Entry, TimeSpan.FromMilliseconds(random.Next(0, 6)), null);
+                        int action = random.Next(4);
+                        if (action == 0)
+                        {
+                            canceled[id][i] = TimerQueue.Cancel(work.Entry);
+                        }
+                        else if (action == 1 && i > 0)
+                        {
+                            // Cancel an older timer, which may be firing right now on the driver.
+                            int older = random.Next(i);
+                            if (!canceled[id][older])
+                            {
+                                canceled[id][older] = TimerQueue.Cancel(works[id][older].Entry);
+                            }
+                        }
+                    }
+                });
+                threads[id].Start();
+            }
+
+            foreach (Thread thread in threads)
+            {
+                thread.Join();
+            }
+
+            // Every timer not canceled fires within its 5 ms plus the driver's and the thread
+            // pool's latency; the bound only keeps a lost timer from hanging the run.
+            SpinWait.SpinUntil(() => queue.Count == 0 && AllSettled(works, canceled), TimeSpan.FromSeconds(20));
+        });
+
+        Assert.Equal(0, queue.Count);
+        for (int t = 0; t < Threads; t++)
+        {
+            for (int i = 0; i < PerThread; i++)
+            {
+                int fired = works[t][i].Fired;
+                Assert.True(canceled[t][i] ? fired == 0 : fired == 1, $"timer {t}/{i}: canceled={canceled[t][i]}, fired {fired} times");
+                Assert.Null(works[t][i].Entry.Shard);
+            }
+        }
+    }
+
+    [Fact]
+    public void Delay_ManyJobsCancelingAtRandom_AllEndWithoutHanging()
+    {
+        const int Jobs = 20_000;
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        int completed = 0;
+        int canceled = 0;
+        Bounded.Run(runtime, async () =>
+        {
+            var jobs = new Job[Jobs];
+            for (int i = 0; i < Jobs; i++)
+            {
+                jobs[i] = runtime.Spawn(i, async seed =>
+                {
+                    var random = new Random(seed);
+                    using var cts = new CancellationTokenSource();
+                    Job delay = Job.Delay(TimeSpan.FromMilliseconds(random.Next(1, 20)), random.Next(2) == 0 ? cts.Token : default);
+                    if (random.Next(3) == 0)
+                    {
+                        await Job.Delay(random.Next(0, 10));
+                        cts.Cancel();
+                    }
+
+                    try
+                    {
+                        await delay;
+                        Interlocked.Increment(ref completed);
+                    }
+                    catch (OperationCanceledException)
+                    {
+                        Interlocked.Increment(ref canceled);
+                    }
+                });
+            }
+
+            await Job.WhenAll(jobs);
+        });
+
+        Assert.Equal(Jobs, completed + canceled);
+    }
+
+    private static bool AllSettled(CountingWork[][] works, bool[][] canceled)
+    {
+        for (int t = 0; t < works.Length; t++)
+        {
+            for (int i = 0; i < works[t].Length; i++)
+            {
+                if (!canceled[t][i] && Volatile.Read(ref works[t][i].Fired) == 0)
+                {
+                    return false;
+                }
+            }
+        }
+
+        return true;
+    }
+
+    private sealed class CountingWork : WorkItem
+    {
+        internal readonly TimerEntry Entry;
+        internal int Fired;
+
+        internal CountingWork() => Entry = new TimerEntry(this);
+
+        internal override void Execute(PerThread state) => Interlocked.Increment(ref Fired);
+    }
+}
