@@ -27,7 +27,7 @@ internal sealed class SelectReceiveCase<T> : SelectCase<T>
     public override T Item => default!;
 
     internal override Exception? Failure =>
-        _closed && (!_reportsClose || _closeError is not null) ? _closeError ?? ChannelClosedException.ForReceive() : null;
+        _closed && (!_reportsClose || _closeError is not null) ? _closeError ?? ChanErrors.ForReceive() : null;
 
     public override void Complete(T item)
     {

@@ -25,7 +25,7 @@ internal sealed class SelectSendCase<T> : SelectCase<T>
 
     public override T Item => _item;
 
-    internal override Exception? Failure => _closed ? ChannelClosedException.ForSend(_closeError) : null;
+    internal override Exception? Failure => _closed ? ChanErrors.ForSend(_closeError) : null;
 
     public override void Complete(T item) => Op.Resolve(this);
 
