@@ -462,15 +462,6 @@ public sealed class SelectTests
     }
 
     [Fact]
-    public void Select_NullChannel_ThrowsArgumentNull()
-    {
-        Assert.Equal("channel", Assert.Throws<ArgumentNullException>(() => Select.Receive<int>(null!)).ParamName);
-        Assert.Equal("channel", Assert.Throws<ArgumentNullException>(() => Select.ReceiveOk<int>(null!)).ParamName);
-        Assert.Equal("channel", Assert.Throws<ArgumentNullException>(() => Select.Send<int>(null!, 1)).ParamName);
-        Assert.Throws<ArgumentNullException>(() => Select.Receive(Chan.Unbuffered<int>()).Send<string>(null!, "x"));
-    }
-
-    [Fact]
     public void Select_NoCases_ThrowsInvalidOperation()
     {
         Assert.Throws<InvalidOperationException>(() => default(SelectBuilder).AsJob());

@@ -4,20 +4,25 @@ using Myriad.Internal;
 
 namespace Myriad.Channels;
 
-/// <summary>A send case of a select (<c>case ch &lt;- v</c>).</summary>
-internal sealed class SelectSendCase<T> : SelectCase<T>
+/// <summary>
+/// A send case of a select (<c>case ch &lt;- v</c>); its handler is an <see cref="Action"/>, or an
+/// <see cref="Action{TState}"/> with the state stored typed (see <see cref="SelectReceiveCase{T, TState}"/>).
+/// </summary>
+internal sealed class SelectSendCase<T, TState> : SelectCase<T>
 {
-    private Action? _handler;
+    private Delegate? _handler;
+    private TState _state = default!;
     private T _item = default!;
 
-    internal static SelectSendCase<T> Rent() => BoxPool<SelectSendCase<T>>.Shared.Rent() ?? new();
+    internal static SelectSendCase<T, TState> Rent() => BoxPool<SelectSendCase<T, TState>>.Shared.Rent() ?? new();
 
-    internal void Init(SelectOperation op, int index, Chan<T> channel, T item, Action? handler)
+    internal void Init(SelectOperation op, int index, Chan<T> channel, T item, TState state, Delegate? handler)
     {
         Op = op;
         Index = index;
         _channel = channel;
         _item = item;
+        _state = state;
         _handler = handler;
     }
 
@@ -43,20 +48,31 @@ internal sealed class SelectSendCase<T> : SelectCase<T>
     {
         ClearShared();
         _handler = null;
+        _state = default!;
         _item = default!;
     }
 
-    internal override void ReturnToPool() => BoxPool<SelectSendCase<T>>.Shared.Return(this);
+    internal override void ReturnToPool() => BoxPool<SelectSendCase<T, TState>>.Shared.Return(this);
 
     internal override void RecycleThenInvoke(int slot, bool succeeded)
     {
         SelectOperation op = Op;
-        Action? handler = _handler;
+        Delegate? handler = _handler;
+        TState state = _state;
         Clear();
         op.Recycle(this, slot);
-        if (succeeded)
+        if (!succeeded || handler is null)
         {
-            handler?.Invoke();
+            return;
+        }
+
+        if (handler is Action plain)
+        {
+            plain();
+        }
+        else
+        {
+            ((Action<TState>)handler)(state);
         }
     }
 }
