@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 # A bound against hangs, far above the few seconds a sample takes; not a timing.
 limit=300
 status=0
-for project in samples/Myriad.Hosting.Sample; do
+for project in samples/Myriad.Hosting.Sample samples/Myriad.Pipeline; do
   echo "samples: running $project"
   if ! timeout "$limit" dotnet run -c Release --project "$project"; then
     echo "samples: $project failed (non-zero exit or no exit within ${limit}s)" >&2

@@ -1,4 +1,6 @@
 using System;
+using System.Collections.Generic;
+using System.Linq;
 using System.Diagnostics;
 using System.Runtime.ExceptionServices;
 using System.Threading;
@@ -11,7 +13,8 @@ public readonly partial struct Job
 {
     /// <summary>
     /// Completes when every job has completed; consumes all of them. If any failed, throws the first
-    /// failure (in argument order) once all have completed, so that every job's pooled state is released.
+    /// failure (in argument order) once all have completed, so that every job's pooled state is
+    /// released; <see cref="GetAllFailures"/> reaches every failure (as <c>Task.Exception</c> does).
     /// </summary>
     /// <remarks>The handles are copied before this returns, as <c>Task.WhenAll</c> copies its array:
     /// the caller may reuse <paramref name="jobs"/> at once.</remarks>
@@ -22,24 +25,41 @@ public readonly partial struct Job
         return WhenAllCore(CopyOf(jobs));
     }
 
+    /// <inheritdoc cref="WhenAll(Job[])"/>
+    /// <remarks>The sequence is read to its end before this returns.</remarks>
+    public static Job WhenAll(IEnumerable<Job> jobs)
+    {
+        ArgumentNullException.ThrowIfNull(jobs);
+        return WhenAllCore(jobs.ToArray());
+    }
+
     /// <summary>
     /// Completes with every job's result, in argument order; consumes all of them. If any failed,
-    /// throws the first failure (in argument order) once all have completed.
+    /// throws the first failure (in argument order) once all have completed; <see cref="GetAllFailures"/>
+    /// reaches every failure.
     /// </summary>
     /// <remarks>
     /// <para>The handles are copied before this returns: the caller may reuse <paramref name="jobs"/> at once.</para>
     /// <para><b>Results that must be disposed.</b> When one job fails, the results of the jobs that
-    /// succeeded are dropped with the result array: nobody can reach them any more. If they own
-    /// something (a <see cref="Coordination.JobMutex.Releaser"/> or a
-    /// <see cref="Coordination.JobSemaphore.Releaser"/>), it is never given back: the mutex stays
-    /// locked and the permit is lost for good. Await such jobs one by one instead, and dispose each
-    /// result you get.</para>
+    /// succeeded can no longer reach the caller. Those that implement <see cref="IDisposable"/> (a
+    /// <see cref="Coordination.JobMutex.Releaser"/> or a <see cref="Coordination.JobSemaphore.Releaser"/>,
+    /// say) are disposed then, so no lock or permit is lost; an exception from such a disposal is one
+    /// more failure.</para>
     /// </remarks>
     /// <exception cref="ArgumentNullException"><paramref name="jobs"/> is null.</exception>
     public static Job<T[]> WhenAll<T>(params Job<T>[] jobs)
     {
         ArgumentNullException.ThrowIfNull(jobs);
         return WhenAllCore(CopyOf(jobs));
+    }
+
+    /// <inheritdoc cref="WhenAll{T}(Job{T}[])"/>
+    /// <remarks>The sequence is read to its end before this returns. See <see cref="WhenAll{T}(Job{T}[])"/>
+    /// for results that must be disposed.</remarks>
+    public static Job<T[]> WhenAll<T>(IEnumerable<Job<T>> jobs)
+    {
+        ArgumentNullException.ThrowIfNull(jobs);
+        return WhenAllCore(jobs.ToArray());
     }
 
     /// <summary>
@@ -51,7 +71,7 @@ public readonly partial struct Job
 
     private static async Job WhenAllCore(Job[] jobs)
     {
-        ExceptionDispatchInfo? first = null;
+        List<Exception>? failures = null;
         foreach (Job job in jobs)
         {
             try
@@ -60,51 +80,77 @@ public readonly partial struct Job
             }
             catch (Exception e)
             {
-                first ??= ExceptionDispatchInfo.Capture(e);
+                (failures ??= []).Add(e);
             }
         }
 
-        first?.Throw();
+        if (failures is not null)
+        {
+            ExceptionDispatchInfo.Throw(RecordFailures(failures));
+        }
     }
 
     private static async Job<T[]> WhenAllCore<T>(Job<T>[] jobs)
     {
         var results = new T[jobs.Length];
-        ExceptionDispatchInfo? first = null;
+        bool[]? succeeded = null;
+        List<Exception>? failures = null;
         for (int i = 0; i < jobs.Length; i++)
         {
             try
             {
                 results[i] = await jobs[i];
+                if (results[i] is IDisposable)
+                {
+                    (succeeded ??= new bool[jobs.Length])[i] = true;
+                }
             }
             catch (Exception e)
             {
-                first ??= ExceptionDispatchInfo.Capture(e);
+                (failures ??= []).Add(e);
             }
         }
 
-        first?.Throw();
-        return results;
+        if (failures is null)
+        {
+            return results;
+        }
+
+        // The results will not reach the caller: give back what they own (a lock, a permit).
+        for (int i = 0; succeeded is not null && i < results.Length; i++)
+        {
+            if (succeeded[i] && results[i] is IDisposable owned)
+            {
+                try
+                {
+                    owned.Dispose();
+                }
+                catch (Exception e)
+                {
+                    failures.Add(e);
+                }
+            }
+        }
+
+        ExceptionDispatchInfo.Throw(RecordFailures(failures));
+        return results; // unreachable
     }
 
     /// <summary>
-    /// Completes with the index of the first job to complete. Jobs are single-use, so WhenAny consumes
-    /// them all: the winner's failure is rethrown by the returned job, the others are awaited in the
-    /// background and their outcomes discarded (a loser's failure included).
+    /// Completes with the index of the first job to complete and that job, completed, as
+    /// <c>Task.WhenAny</c> does: it does not throw when the winner failed; awaiting
+    /// <c>Winner</c> throws its failure. Jobs are single-use, so WhenAny consumes them all: the others
+    /// are awaited in the background and their outcomes discarded (a loser's failure included).
     /// </summary>
     /// <remarks>
     /// <para>Every handle is read before this returns: the caller may reuse <paramref name="jobs"/> at once.</para>
-    /// <para><b>Not a timeout for acquisitions.</b> A loser's result is discarded (and this overload
-    /// has no result even for the winner). If it owns something (a <see cref="Coordination.JobMutex.Releaser"/>
-    /// or a <see cref="Coordination.JobSemaphore.Releaser"/>), it is never given back: racing
-    /// <c>mutex.LockAsync()</c> against <c>Job.Delay(timeout)</c> and losing leaves the mutex locked
-    /// forever once the lock is granted to the discarded loser. Give up
-    /// on such a wait with the operation's own <see cref="CancellationToken"/> instead (a token from
-    /// <see cref="CancellationTokenSource.CancelAfter(TimeSpan)"/>): a canceled wait acquires nothing.</para>
+    /// <para>To bound an acquisition (<c>mutex.LockAsync()</c>) with a timeout, prefer the operation's own
+    /// <see cref="CancellationToken"/> (<see cref="CancellationTokenSource.CancelAfter(TimeSpan)"/>): a
+    /// canceled wait acquires nothing. Racing it here is safe too (see <see cref="WhenAny{T}(Job{T}[])"/>).</para>
     /// </remarks>
     /// <exception cref="ArgumentNullException"><paramref name="jobs"/> is null.</exception>
     /// <exception cref="ArgumentException"><paramref name="jobs"/> is empty.</exception>
-    public static Job<int> WhenAny(params Job[] jobs)
+    public static Job<(int Index, Job Winner)> WhenAny(params Job[] jobs)
     {
         ArgumentNullException.ThrowIfNull(jobs);
         if (jobs.Length == 0)
@@ -112,7 +158,7 @@ public readonly partial struct Job
             throw new ArgumentException("WhenAny needs at least one job.", nameof(jobs));
         }
 
-        var race = new Promise<int>();
+        var race = new Promise<(int, Job)>();
         for (int i = 0; i < jobs.Length; i++)
         {
             ConsumeInBackground(ObserveAsync(jobs[i], i, race));
@@ -121,12 +167,26 @@ public readonly partial struct Job
         return race.Job;
     }
 
-    /// <summary>Completes with the index and result of the first job to complete; see <see cref="WhenAny(Job[])"/>.</summary>
-    /// <remarks>The losers' results are discarded: see <see cref="WhenAny(Job[])"/> before racing a job
-    /// whose result must be disposed (a lock or a permit).</remarks>
+    /// <inheritdoc cref="WhenAny(Job[])"/>
+    /// <remarks>The sequence is read to its end before this returns.</remarks>
+    public static Job<(int Index, Job Winner)> WhenAny(IEnumerable<Job> jobs)
+    {
+        ArgumentNullException.ThrowIfNull(jobs);
+        return WhenAny(jobs.ToArray());
+    }
+
+    /// <summary>
+    /// Completes with the index of the first job to complete and that job, completed (awaiting it gives
+    /// its result or throws its failure); see <see cref="WhenAny(Job[])"/>.
+    /// </summary>
+    /// <remarks>A loser's result is discarded; one that implements <see cref="IDisposable"/> (a
+    /// <see cref="Coordination.JobMutex.Releaser"/> or a <see cref="Coordination.JobSemaphore.Releaser"/>)
+    /// is disposed, so racing an acquisition against a delay gives the lock back when the acquisition
+    /// loses. An exception from that disposal has no awaiter: it is rethrown on the thread pool, as an
+    /// <c>async void</c> method's would be.</remarks>
     /// <exception cref="ArgumentNullException"><paramref name="jobs"/> is null.</exception>
     /// <exception cref="ArgumentException"><paramref name="jobs"/> is empty.</exception>
-    public static Job<(int Index, T Result)> WhenAny<T>(params Job<T>[] jobs)
+    public static Job<(int Index, Job<T> Winner)> WhenAny<T>(params Job<T>[] jobs)
     {
         ArgumentNullException.ThrowIfNull(jobs);
         if (jobs.Length == 0)
@@ -134,7 +194,7 @@ public readonly partial struct Job
             throw new ArgumentException("WhenAny needs at least one job.", nameof(jobs));
         }
 
-        var race = new Promise<(int, T)>();
+        var race = new Promise<(int, Job<T>)>();
         for (int i = 0; i < jobs.Length; i++)
         {
             ConsumeInBackground(ObserveAsync(jobs[i], i, race));
@@ -143,11 +203,20 @@ public readonly partial struct Job
         return race.Job;
     }
 
-    // The observers never fail: the awaited job's outcome, failure included, goes to the race. A
-    // loser's failure (any outcome after the winner was decided) is dropped on purpose, as
-    // Task.WhenAny drops it: the race already has its one outcome. Completing the race is outside
-    // the try, so that a fault there could not be mistaken for the job's failure and swallowed.
-    private static async Job ObserveAsync(Job job, int index, Promise<int> race)
+    /// <inheritdoc cref="WhenAny{T}(Job{T}[])"/>
+    /// <remarks>The sequence is read to its end before this returns.</remarks>
+    public static Job<(int Index, Job<T> Winner)> WhenAny<T>(IEnumerable<Job<T>> jobs)
+    {
+        ArgumentNullException.ThrowIfNull(jobs);
+        return WhenAny(jobs.ToArray());
+    }
+
+    // The observers never fail: the awaited job's outcome, failure included, is handed to the race as
+    // a completed job. A loser's failure (any outcome after the winner was decided) is dropped on
+    // purpose, as Task.WhenAny drops it: the race already has its one outcome. A loser's result that
+    // owns something is disposed. Completing the race is outside the try, so that a fault there could
+    // not be mistaken for the job's failure and swallowed.
+    private static async Job ObserveAsync(Job job, int index, Promise<(int, Job)> race)
     {
         Exception? error = null;
         try
@@ -159,17 +228,10 @@ public readonly partial struct Job
             error = e;
         }
 
-        if (error is null)
-        {
-            race.TrySetResult(index);
-        }
-        else
-        {
-            race.TrySetException(error);
-        }
+        race.TrySetResult((index, error is null ? CompletedJob : FromException(error)));
     }
 
-    private static async Job ObserveAsync<T>(Job<T> job, int index, Promise<(int, T)> race)
+    private static async Job ObserveAsync<T>(Job<T> job, int index, Promise<(int, Job<T>)> race)
     {
         Exception? error = null;
         T result = default!;
@@ -182,13 +244,13 @@ public readonly partial struct Job
             error = e;
         }
 
-        if (error is null)
+        if (error is not null)
         {
-            race.TrySetResult((index, result));
+            race.TrySetResult((index, FromException<T>(error)));
         }
-        else
+        else if (!race.TrySetResult((index, new Job<T>(result))) && result is IDisposable owned)
         {
-            race.TrySetException(error);
+            owned.Dispose(); // a loser's lock or permit goes back; a throw here reaches ObserverSink
         }
     }
 
@@ -218,8 +280,9 @@ public readonly partial struct Job
 
         internal override void OnCellCompleted(JobCell cell)
         {
-            // An observer catches its job's failure, so this is null unless completing the race
-            // itself threw; that must not be lost, and must not unwind through this completion.
+            // An observer catches its job's failure, so this is null unless completing the race or
+            // disposing a loser's result threw; that must not be lost, and must not unwind through
+            // this completion.
             if (cell.ConsumeForObserver() is { } error)
             {
                 ThrowHelper.ContinuationFailed(error);

@@ -7,7 +7,7 @@ namespace Myriad.Channels;
 /// Creates channels: typed conduits between jobs with Go's semantics (<c>make(chan T)</c>,
 /// <c>make(chan T, n)</c>), plus an unbounded kind. See <see cref="Chan{T}"/>.
 /// </summary>
-public static class Chan
+public static partial class Chan
 {
     /// <summary>
     /// A rendezvous channel (Go's <c>make(chan T)</c>): a send completes only when a receiver takes

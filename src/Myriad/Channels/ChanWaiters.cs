@@ -19,7 +19,7 @@ internal sealed class ReceiveWaiter<T> : QueuedWaiter<T, T>
     public override void Complete(T item) => TrySetResult(item);
 
     public override void CompleteClosed(Exception? error) =>
-        TrySetException(error ?? ChannelClosedException.ForReceive());
+        TrySetException(error ?? ChanErrors.ForReceive());
 }
 
 /// <summary>A suspended <see cref="Chan{T}.ReceiveOkAsync"/>: completes with <c>(item, true)</c>, or <c>(default, false)</c> on a clean close.</summary>
@@ -75,5 +75,5 @@ internal sealed class SendWaiter<T> : QueuedWaiter<T, VoidResult>
     public override void Complete(T item) => TrySetResult(default);
 
     public override void CompleteClosed(Exception? error) =>
-        TrySetException(ChannelClosedException.ForSend(error));
+        TrySetException(ChanErrors.ForSend(error));
 }

@@ -21,13 +21,23 @@ public sealed partial class Chan<T>
     /// </remarks>
     public void Close(Exception? error = null)
     {
+        if (!TryClose(error))
+        {
+            throw new InvalidOperationException("The channel is already closed; a channel can be closed only once.");
+        }
+    }
+
+    /// <summary><see cref="Close"/> that returns false instead of throwing when the channel is already
+    /// closed (<see cref="System.Threading.Channels.ChannelWriter{T}.TryComplete"/>).</summary>
+    internal bool TryClose(Exception? error)
+    {
         var receivers = default(WaiterQueue<T>);
         var senders = default(WaiterQueue<T>);
         _lock.Enter();
         if (_closed is not null)
         {
             _lock.Exit();
-            throw new InvalidOperationException("The channel is already closed; a channel can be closed only once.");
+            return false;
         }
 
         _closed = error ?? Chan.ClosedCleanly;
@@ -44,5 +54,7 @@ public sealed partial class Chan<T>
 
         receivers.CompleteAllClosed(error);
         senders.CompleteAllClosed(error);
+        OnClosedForBridge();
+        return true;
     }
 }

@@ -99,5 +99,5 @@ public sealed partial class Chan<T>
 
     void IWaiter<T>.Complete(T item) => TrySetResult(item);
 
-    void IWaiter<T>.CompleteClosed(Exception? error) => TrySetException(error ?? ChannelClosedException.ForReceive());
+    void IWaiter<T>.CompleteClosed(Exception? error) => TrySetException(error ?? ChanErrors.ForReceive());
 }

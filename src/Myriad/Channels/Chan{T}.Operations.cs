@@ -1,6 +1,7 @@
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using System.Threading;
+using System.Threading.Channels;
 using Myriad.Coordination;
 using Myriad.Jobs;
 
@@ -40,7 +41,7 @@ public sealed partial class Chan<T>
         _lock.Exit();
         if (status == Status.Closed)
         {
-            return Job.FromException(ChannelClosedException.ForSend(CloseError));
+            return Job.FromException(ChanErrors.ForSend(CloseError));
         }
 
         receiver?.Complete(item);
@@ -71,7 +72,7 @@ public sealed partial class Chan<T>
 
         _lock.Exit();
         sender?.Complete(default!);
-        return status == Status.Done ? new Job<T>(item) : Job.FromException<T>(CloseError ?? ChannelClosedException.ForReceive());
+        return status == Status.Done ? new Job<T>(item) : Job.FromException<T>(CloseError ?? ChanErrors.ForReceive());
     }
 
     /// <summary>
@@ -160,7 +161,7 @@ public sealed partial class Chan<T>
         _lock.Exit();
         if (status == Status.Closed)
         {
-            throw ChannelClosedException.ForSend(CloseError);
+            throw ChanErrors.ForSend(CloseError);
         }
 
         receiver?.Complete(item);

@@ -2,6 +2,7 @@ using Myriad.Internal;
 using System;
 using System.Diagnostics;
 using System.Threading;
+using System.Threading.Channels;
 using Myriad.Coordination;
 using Myriad.Jobs;
 

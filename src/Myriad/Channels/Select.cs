@@ -1,4 +1,5 @@
 using System;
+using System.Threading.Channels;
 
 namespace Myriad.Channels;
 
@@ -21,23 +22,57 @@ namespace Myriad.Channels;
 /// cancellation token fires. A receive case on a closed, drained channel is always ready (as in Go),
 /// as is a send case on a closed channel (which makes the select throw <see cref="ChannelClosedException"/>).</para>
 /// <para><b>Channels of different element types</b> mix freely in one select.</para>
-/// <para>Unlike Go, a null channel is an error (<see cref="ArgumentNullException"/>) rather than a case
-/// that never fires: leave the case out instead.</para>
+/// <para>As in Go, a case on a null channel never fires (the idiom for turning a case off in a loop:
+/// set the channel variable to null). A select whose cases are all disabled so, with no default, timeout
+/// or cancellation, would wait forever: it throws <see cref="InvalidOperationException"/> instead.</para>
 /// </remarks>
 public static class Select
 {
-    /// <summary>Starts a select with a receive case; see <see cref="SelectBuilder.Receive{T}"/>.</summary>
-    /// <exception cref="ArgumentNullException"><paramref name="channel"/> is null.</exception>
-    public static SelectBuilder Receive<T>(Chan<T> channel, Action<T>? onReceived = null) =>
+    /// <summary>Starts a select with this case; see the <see cref="SelectBuilder"/> method of the same name and parameters.</summary>
+    public static SelectBuilder Receive<T>(Chan<T>? channel, Action<T>? onReceived = null) =>
         default(SelectBuilder).Receive(channel, onReceived);
 
-    /// <summary>Starts a select with a receive case that reports closure; see <see cref="SelectBuilder.ReceiveOk{T}"/>.</summary>
-    /// <exception cref="ArgumentNullException"><paramref name="channel"/> is null.</exception>
-    public static SelectBuilder ReceiveOk<T>(Chan<T> channel, Action<ReceiveResult<T>>? onReceived = null) =>
+    /// <summary>Starts a select with this case; see the <see cref="SelectBuilder"/> method of the same name and parameters.</summary>
+    public static SelectBuilder Receive<TState, T>(Chan<T>? channel, TState state, Action<TState, T> onReceived) =>
+        default(SelectBuilder).Receive(channel, state, onReceived);
+
+    /// <summary>Starts a select with this case; see the <see cref="SelectBuilder"/> method of the same name and parameters.</summary>
+    public static SelectBuilder Receive<T>(ReceiveOnlyChan<T> channel, Action<T>? onReceived = null) =>
+        default(SelectBuilder).Receive(channel, onReceived);
+
+    /// <summary>Starts a select with this case; see the <see cref="SelectBuilder"/> method of the same name and parameters.</summary>
+    public static SelectBuilder Receive<TState, T>(ReceiveOnlyChan<T> channel, TState state, Action<TState, T> onReceived) =>
+        default(SelectBuilder).Receive(channel, state, onReceived);
+
+    /// <summary>Starts a select with this case; see the <see cref="SelectBuilder"/> method of the same name and parameters.</summary>
+    public static SelectBuilder ReceiveOk<T>(Chan<T>? channel, Action<ReceiveResult<T>>? onReceived = null) =>
         default(SelectBuilder).ReceiveOk(channel, onReceived);
 
-    /// <summary>Starts a select with a send case; see <see cref="SelectBuilder.Send{T}"/>.</summary>
-    /// <exception cref="ArgumentNullException"><paramref name="channel"/> is null.</exception>
-    public static SelectBuilder Send<T>(Chan<T> channel, T item, Action? onSent = null) =>
+    /// <summary>Starts a select with this case; see the <see cref="SelectBuilder"/> method of the same name and parameters.</summary>
+    public static SelectBuilder ReceiveOk<TState, T>(Chan<T>? channel, TState state, Action<TState, ReceiveResult<T>> onReceived) =>
+        default(SelectBuilder).ReceiveOk(channel, state, onReceived);
+
+    /// <summary>Starts a select with this case; see the <see cref="SelectBuilder"/> method of the same name and parameters.</summary>
+    public static SelectBuilder ReceiveOk<T>(ReceiveOnlyChan<T> channel, Action<ReceiveResult<T>>? onReceived = null) =>
+        default(SelectBuilder).ReceiveOk(channel, onReceived);
+
+    /// <summary>Starts a select with this case; see the <see cref="SelectBuilder"/> method of the same name and parameters.</summary>
+    public static SelectBuilder ReceiveOk<TState, T>(ReceiveOnlyChan<T> channel, TState state, Action<TState, ReceiveResult<T>> onReceived) =>
+        default(SelectBuilder).ReceiveOk(channel, state, onReceived);
+
+    /// <summary>Starts a select with this case; see the <see cref="SelectBuilder"/> method of the same name and parameters.</summary>
+    public static SelectBuilder Send<T>(Chan<T>? channel, T item, Action? onSent = null) =>
         default(SelectBuilder).Send(channel, item, onSent);
+
+    /// <summary>Starts a select with this case; see the <see cref="SelectBuilder"/> method of the same name and parameters.</summary>
+    public static SelectBuilder Send<TState, T>(Chan<T>? channel, T item, TState state, Action<TState> onSent) =>
+        default(SelectBuilder).Send(channel, item, state, onSent);
+
+    /// <summary>Starts a select with this case; see the <see cref="SelectBuilder"/> method of the same name and parameters.</summary>
+    public static SelectBuilder Send<T>(SendOnlyChan<T> channel, T item, Action? onSent = null) =>
+        default(SelectBuilder).Send(channel, item, onSent);
+
+    /// <summary>Starts a select with this case; see the <see cref="SelectBuilder"/> method of the same name and parameters.</summary>
+    public static SelectBuilder Send<TState, T>(SendOnlyChan<T> channel, T item, TState state, Action<TState> onSent) =>
+        default(SelectBuilder).Send(channel, item, state, onSent);
 }

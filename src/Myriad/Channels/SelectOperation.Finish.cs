@@ -93,6 +93,7 @@ internal sealed partial class SelectOperation
     private void Recycle(bool poolable)
     {
         _caseCount = 0;
+        ValueSink = null;
         if (!poolable)
         {
             // A timer or token callback may still run: it must find this object committed, as it is.

@@ -21,6 +21,11 @@ internal sealed partial class SelectOperation
             throw SelectBuilder.NoCases(); // only WithCancellation was called
         }
 
+        if (_caseCount == 0 && _defaultIndex < 0 && (_timeoutIndex < 0 || _timeout == Timeout.InfiniteTimeSpan) && !_cancellationToken.CanBeCanceled)
+        {
+            throw SelectBuilder.WaitsForever(); // Go would block forever: every case's channel is null
+        }
+
         _started = true;
         var job = new Job<int>(this, Version);
         if (_cancellationToken.IsCancellationRequested)

@@ -85,24 +85,55 @@ internal sealed partial class SelectOperation : SourceBox<int>
     /// <summary>Whether a builder holding <paramref name="token"/> may still add cases or start the select.</summary>
     internal bool IsBuilding(short token) => token == Version && !_started;
 
-    internal void AddReceive<T>(Chan<T> channel, Delegate? handler, bool reportsClose)
+    /// <summary>Whether a builder holding <paramref name="token"/> and <paramref name="stamp"/> is the latest copy of a select being built.</summary>
+    internal bool IsLatest(short token, int stamp) => IsBuilding(token) && stamp == _stamp;
+
+    /// <summary>
+    /// Bumped by every change a builder makes. A builder remembers the stamp its own change left, and
+    /// may go on (add a case, or start the select) only while the stamp is still that one: a copy of a
+    /// builder that another copy has since changed is stale, so a case added through one copy can
+    /// never run when an earlier copy is awaited.
+    /// </summary>
+    internal int Stamp => _stamp;
+
+    private int _stamp;
+
+    /// <summary>The receiver of the winning receive case's item, for <see cref="SelectBuilder.AsJob{T}"/>; null otherwise.</summary>
+    internal object? ValueSink;
+
+    internal void AddReceive<T, TState>(Chan<T>? channel, TState state, Delegate? handler, bool reportsClose)
     {
+        _stamp++;
+        if (channel is null)
+        {
+            _totalCount++; // Go's nil channel: the case keeps its index and never fires
+            return;
+        }
+
         ref CaseSlot slot = ref NextSlot();
-        SelectReceiveCase<T> c = slot.TakeSpare<SelectReceiveCase<T>>() ?? SelectReceiveCase<T>.Rent();
-        c.Init(this, _totalCount++, channel, handler, reportsClose);
+        SelectReceiveCase<T, TState> c = slot.TakeSpare<SelectReceiveCase<T, TState>>() ?? SelectReceiveCase<T, TState>.Rent();
+        c.Init(this, _totalCount++, channel, state, handler, reportsClose);
         slot.Case = c;
     }
 
-    internal void AddSend<T>(Chan<T> channel, T item, Action? handler)
+    internal void AddSend<T, TState>(Chan<T>? channel, T item, TState state, Delegate? handler)
     {
+        _stamp++;
+        if (channel is null)
+        {
+            _totalCount++;
+            return;
+        }
+
         ref CaseSlot slot = ref NextSlot();
-        SelectSendCase<T> c = slot.TakeSpare<SelectSendCase<T>>() ?? SelectSendCase<T>.Rent();
-        c.Init(this, _totalCount++, channel, item, handler);
+        SelectSendCase<T, TState> c = slot.TakeSpare<SelectSendCase<T, TState>>() ?? SelectSendCase<T, TState>.Rent();
+        c.Init(this, _totalCount++, channel, item, state, handler);
         slot.Case = c;
     }
 
     internal void AddDefault(Action? handler)
     {
+        _stamp++;
         if (_defaultIndex >= 0)
         {
             throw new InvalidOperationException("A select can have only one default case.");
@@ -120,6 +151,7 @@ internal sealed partial class SelectOperation : SourceBox<int>
     internal void AddTimeout(TimeSpan timeout, Action? handler)
     {
         TimerQueue.ThrowIfInvalid(timeout, nameof(timeout));
+        _stamp++;
         if (_timeoutIndex >= 0)
         {
             throw new InvalidOperationException("A select can have only one timeout.");
@@ -135,7 +167,11 @@ internal sealed partial class SelectOperation : SourceBox<int>
         _onTimeout = handler;
     }
 
-    internal void SetCancellation(CancellationToken cancellationToken) => _cancellationToken = cancellationToken;
+    internal void SetCancellation(CancellationToken cancellationToken)
+    {
+        _stamp++;
+        _cancellationToken = cancellationToken;
+    }
 
     private ref CaseSlot NextSlot()
     {

@@ -34,10 +34,10 @@ public sealed class JobMutex : IWaiterHost<VoidResult>
     /// had it. Dispose the result to release it.
     /// </summary>
     /// <remarks>The result owns the mutex: whoever receives it must dispose it. To bound the wait, pass
-    /// a token canceled after the timeout (<see cref="CancellationTokenSource.CancelAfter(TimeSpan)"/>);
-    /// do not race the job against a delay with <see cref="Job.WhenAny(Job[])"/> or combine it with
-    /// <see cref="Job.WhenAll{T}(Job{T}[])"/>: those consume the job and drop the releaser of a loser
-    /// (or of a success next to a failure), which leaves the mutex locked forever.</remarks>
+    /// a token canceled after the timeout (<see cref="CancellationTokenSource.CancelAfter(TimeSpan)"/>).
+    /// <see cref="Job.WhenAny{T}(Job{T}[])"/> and <see cref="Job.WhenAll{T}(Job{T}[])"/> dispose the
+    /// releasers they drop (a loser's, or a success's next to a failure), so combining the job with
+    /// them cannot leave the mutex locked.</remarks>
     /// <param name="cancellationToken">Gives up waiting with <see cref="OperationCanceledException"/>
     /// (then the mutex was not acquired); a token that can be canceled makes the wait allocate.</param>
     public Job<Releaser> LockAsync(CancellationToken cancellationToken = default)

@@ -55,10 +55,9 @@ public sealed class JobSemaphore : IWaiterHost<VoidResult>
 
     /// <summary>Takes a permit: at once if one is free, otherwise when every earlier waiter got one. Dispose the result to give it back.</summary>
     /// <remarks>The result owns the permit: whoever receives it must dispose it. To bound the wait, pass
-    /// a token canceled after the timeout (<see cref="CancellationTokenSource.CancelAfter(TimeSpan)"/>);
-    /// do not race the job against a delay with <see cref="Job.WhenAny(Job[])"/> or combine it with
-    /// <see cref="Job.WhenAll{T}(Job{T}[])"/>: those consume the job and drop the releaser of a loser
-    /// (or of a success next to a failure), and the permit is lost for good.</remarks>
+    /// a token canceled after the timeout (<see cref="CancellationTokenSource.CancelAfter(TimeSpan)"/>).
+    /// <see cref="Job.WhenAny{T}(Job{T}[])"/> and <see cref="Job.WhenAll{T}(Job{T}[])"/> dispose the
+    /// releasers they drop (a loser's, or a success's next to a failure), so no permit is lost.</remarks>
     /// <param name="cancellationToken">Gives up waiting with <see cref="OperationCanceledException"/>
     /// (then no permit was taken); a token that can be canceled makes the wait allocate.</param>
     public Job<Releaser> AcquireAsync(CancellationToken cancellationToken = default)

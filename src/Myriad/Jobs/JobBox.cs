@@ -53,6 +53,19 @@ public abstract class JobBox<T> : JobCell
         return result;
     }
 
+    /// <summary>
+    /// For a <see cref="CellObserver"/> that wants the result too (a scope collecting its children's
+    /// results): takes the outcome without throwing and releases the cell, which the observer's
+    /// registration consumed.
+    /// </summary>
+    internal T ConsumeResultForObserver(out Exception? error)
+    {
+        error = ErrorUnchecked;
+        T result = _result;
+        Release();
+        return result;
+    }
+
     /// <summary>Clears everything for reuse; see <see cref="JobCell.ResetCell"/>.</summary>
     private protected void ResetBox()
     {

@@ -1,5 +1,6 @@
 using System;
 using System.Threading;
+using System.Threading.Channels;
 using Myriad.Channels;
 using Myriad.Tests.Support;
 using Xunit;

@@ -2,6 +2,7 @@ using System;
 using System.Collections.Generic;
 using System.Linq;
 using System.Threading;
+using System.Threading.Channels;
 using Myriad.Channels;
 using Myriad.Scheduling;
 using Myriad.Tests.Support;

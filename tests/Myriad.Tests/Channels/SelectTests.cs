@@ -1,6 +1,7 @@
 using System;
 using System.Runtime.CompilerServices;
 using System.Threading;
+using System.Threading.Channels;
 using Myriad.Channels;
 using Myriad.Scheduling;
 using Myriad.Tests.Support;
@@ -458,15 +459,6 @@ public sealed class SelectTests
         Assert.Equal(0, counts[0] + counts[2] + counts[4] + counts[5]);
         Assert.InRange(counts[1], 1_500, 2_500); // binomial(4000, 1/2): 8 standard deviations either way
         Assert.InRange(counts[3], 1_500, 2_500);
-    }
-
-    [Fact]
-    public void Select_NullChannel_ThrowsArgumentNull()
-    {
-        Assert.Equal("channel", Assert.Throws<ArgumentNullException>(() => Select.Receive<int>(null!)).ParamName);
-        Assert.Equal("channel", Assert.Throws<ArgumentNullException>(() => Select.ReceiveOk<int>(null!)).ParamName);
-        Assert.Equal("channel", Assert.Throws<ArgumentNullException>(() => Select.Send<int>(null!, 1)).ParamName);
-        Assert.Throws<ArgumentNullException>(() => Select.Receive(Chan.Unbuffered<int>()).Send<string>(null!, "x"));
     }
 
     [Fact]

@@ -62,11 +62,12 @@ public sealed class CombinatorTests
         {
             var winner = new Promise<int>();
             var loser = new Promise<int>();
-            Job<(int Index, int Result)> any = Job.WhenAny(Pass(winner.Job), Pass(loser.Job));
+            Job<(int Index, Job<int> Winner)> any = Job.WhenAny(Pass(winner.Job), Pass(loser.Job));
             Assert.Equal(2, ObserverCount()); // the check below can see them: both observers wait
 
             winner.SetResult(1);
-            Assert.Equal((0, 1), Sync.Result(any));
+            (int index, Job<int> first) = Sync.Result(any);
+            Assert.Equal((0, 1), (index, first.Wait()));
             Assert.Equal(1, ObserverCount()); // the loser's observer still waits for it
 
             loser.SetResult(2);
@@ -86,11 +87,11 @@ public sealed class CombinatorTests
         {
             var winner = new Promise<int>();
             var losers = new[] { new Promise<int>(), new Promise<int>() };
-            Job<int> any = Job.WhenAny(Untyped(losers[0].Job), Untyped(winner.Job), Untyped(losers[1].Job));
+            Job<(int Index, Job Winner)> any = Job.WhenAny(Untyped(losers[0].Job), Untyped(winner.Job), Untyped(losers[1].Job));
             Assert.Equal(3, ObserverCount());
 
             winner.SetResult(1);
-            Assert.Equal(1, Sync.Result(any));
+            Assert.Equal(1, Sync.Result(any).Index);
             losers[0].SetResult(0);
             losers[1].SetException(new FormatException("a loser's failure"));
             Assert.Equal(0, ObserverCount());
@@ -111,11 +112,12 @@ public sealed class CombinatorTests
         {
             var winner = new Promise<int>();
             var loser = new Promise<int>();
-            Job<(int Index, int Result)> any = Job.WhenAny(Pass(winner.Job), Pass(loser.Job));
+            Job<(int Index, Job<int> Winner)> any = Job.WhenAny(Pass(winner.Job), Pass(loser.Job));
             winner.SetResult(7);
             loser.SetException(new FormatException("after the race was decided"));
 
-            Assert.Equal((0, 7), Sync.Result(any));
+            (int index, Job<int> first) = Sync.Result(any);
+            Assert.Equal((0, 7), (index, first.Wait()));
             Assert.Empty(reported);
         }
         finally
@@ -125,16 +127,19 @@ public sealed class CombinatorTests
     }
 
     [Fact]
-    public void WhenAny_WinnerFails_FailureRethrownAndObserversConsumed()
+    public void WhenAny_WinnerFails_ReturnsWinnerWithoutThrowingAndObserversConsumed()
     {
         JobDiagnostics.TrackLiveJobs = true;
         try
         {
             var winner = new Promise<int>();
             var loser = new Promise<int>();
-            Job<int> any = Job.WhenAny(Untyped(winner.Job), Untyped(loser.Job));
+            Job<(int Index, Job Winner)> any = Job.WhenAny(Untyped(winner.Job), Untyped(loser.Job));
             winner.SetException(new FormatException("the winner's failure"));
-            Assert.Throws<FormatException>(() => any.Wait());
+            (int index, Job first) = any.Wait(); // as Task.WhenAny: the race itself does not throw
+            Assert.Equal(0, index);
+            Assert.False(first.IsCompletedSuccessfully);
+            Assert.Throws<FormatException>(() => first.Wait());
 
             loser.SetResult(0);
             Assert.Equal(0, ObserverCount());

@@ -247,10 +247,11 @@ public class JobTests
     {
         Job<int> a = AwaitThenAdd(Pending(out Promise<int> pa), 0);
         Job<int> b = AwaitThenAdd(Pending(out Promise<int> pb), 0);
-        Job<(int Index, int Result)> any = Job.WhenAny(a, b);
+        Job<(int Index, Job<int> Winner)> any = Job.WhenAny(a, b);
         Assert.False(any.IsCompleted);
         pb.SetResult(20);
-        Assert.Equal((1, 20), any.Wait());
+        (int index, Job<int> winner) = any.Wait();
+        Assert.Equal((1, 20), (index, winner.Wait()));
         pa.SetResult(10);
         Assert.Throws<ArgumentException>(() => Job.WhenAny(Array.Empty<Job>()));
     }

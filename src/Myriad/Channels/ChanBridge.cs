@@ -1,0 +1,206 @@
+using System;
+using System.Collections.Generic;
+using System.Diagnostics.CodeAnalysis;
+using System.Threading;
+using System.Threading.Channels;
+using System.Threading.Tasks;
+
+namespace Myriad.Channels;
+
+/// <summary>The <see cref="ChannelReader{T}"/> and <see cref="ChannelWriter{T}"/> of one <see cref="Chan{T}"/>.</summary>
+internal sealed class ChanBridge<T>(Chan<T> channel)
+{
+    private ChanReader? _reader;
+    private ChanWriter? _writer;
+
+    internal ChannelReader<T> Reader => _reader ?? Interlocked.CompareExchange(ref _reader, new ChanReader(channel), null) ?? _reader;
+
+    internal ChannelWriter<T> Writer => _writer ?? Interlocked.CompareExchange(ref _writer, new ChanWriter(channel), null) ?? _writer;
+
+    internal void OnClosed() => Volatile.Read(ref _reader)?.CheckCompleted();
+
+    /// <summary>
+    /// The reader. <c>_kept</c> holds items that <see cref="WaitToReadAsync"/> received (it cannot wait
+    /// for an item without taking it); every read takes from it first, so the reader's own order is
+    /// the channel's. Guarded by locking <c>_kept</c>.
+    /// </summary>
+    private sealed class ChanReader(Chan<T> channel) : ChannelReader<T>
+    {
+        private readonly Queue<T> _kept = new();
+        private readonly TaskCompletionSource _completion = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        public override Task Completion
+        {
+            get
+            {
+                CheckCompleted();
+                return _completion.Task;
+            }
+        }
+
+        public override bool CanCount => true;
+
+        public override int Count
+        {
+            get
+            {
+                lock (_kept)
+                {
+                    return _kept.Count + channel.Count;
+                }
+            }
+        }
+
+        public override bool TryRead([MaybeNullWhen(false)] out T item)
+        {
+            lock (_kept)
+            {
+                if (_kept.TryDequeue(out item))
+                {
+                    return true;
+                }
+            }
+
+            if (channel.TryReceive(out item))
+            {
+                return true;
+            }
+
+            CheckCompleted();
+            return false;
+        }
+
+        public override ValueTask<T> ReadAsync(CancellationToken cancellationToken = default)
+        {
+            if (TryRead(out T? item))
+            {
+                return new ValueTask<T>(item);
+            }
+
+            return ReadSlowAsync(cancellationToken);
+        }
+
+        private async ValueTask<T> ReadSlowAsync(CancellationToken cancellationToken)
+        {
+            (T item, bool ok) = await channel.ReceiveOkAsync(cancellationToken);
+            if (!ok)
+            {
+                CheckCompleted();
+                throw ChanErrors.ForReceive();
+            }
+
+            return item;
+        }
+
+        public override ValueTask<bool> WaitToReadAsync(CancellationToken cancellationToken = default)
+        {
+            if (cancellationToken.IsCancellationRequested)
+            {
+                return ValueTask.FromCanceled<bool>(cancellationToken);
+            }
+
+            lock (_kept)
+            {
+                if (_kept.Count > 0)
+                {
+                    return new ValueTask<bool>(true);
+                }
+            }
+
+            return WaitSlowAsync(cancellationToken);
+        }
+
+        private async ValueTask<bool> WaitSlowAsync(CancellationToken cancellationToken)
+        {
+            ReceiveResult<T> result;
+            try
+            {
+                result = await channel.ReceiveOkAsync(cancellationToken);
+            }
+            catch (Exception e) when (e is not OperationCanceledException)
+            {
+                CheckCompleted();
+                throw; // closed with an error, as a BCL reader's WaitToReadAsync throws it
+            }
+
+            if (!result.Ok)
+            {
+                CheckCompleted();
+                return false;
+            }
+
+            lock (_kept)
+            {
+                _kept.Enqueue(result.Value);
+            }
+
+            return true;
+        }
+
+        /// <summary>Completes <see cref="Completion"/> once the channel is closed and nothing is left, here or in it.</summary>
+        internal void CheckCompleted()
+        {
+            if (_completion.Task.IsCompleted || !channel.IsCompleted)
+            {
+                return;
+            }
+
+            lock (_kept)
+            {
+                if (_kept.Count > 0)
+                {
+                    return;
+                }
+            }
+
+            if (channel.CloseError is { } error)
+            {
+                _completion.TrySetException(error);
+            }
+            else
+            {
+                _completion.TrySetResult();
+            }
+        }
+    }
+
+    private sealed class ChanWriter(Chan<T> channel) : ChannelWriter<T>
+    {
+        public override bool TryComplete(Exception? error = null) => channel.TryClose(error);
+
+        public override bool TryWrite(T item)
+        {
+            if (channel.IsClosed)
+            {
+                return false;
+            }
+
+            try
+            {
+                return channel.TrySend(item);
+            }
+            catch (ChannelClosedException)
+            {
+                return false; // closed meanwhile: TryWrite reports, it does not throw
+            }
+        }
+
+        public override ValueTask<bool> WaitToWriteAsync(CancellationToken cancellationToken = default)
+        {
+            if (cancellationToken.IsCancellationRequested)
+            {
+                return ValueTask.FromCanceled<bool>(cancellationToken);
+            }
+
+            if (!channel.IsClosed)
+            {
+                return new ValueTask<bool>(true);
+            }
+
+            return channel.CloseError is { } error ? ValueTask.FromException<bool>(error) : new ValueTask<bool>(false);
+        }
+
+        public override ValueTask WriteAsync(T item, CancellationToken cancellationToken = default) =>
+            channel.SendAsync(item, cancellationToken).AsValueTask();
+    }
+}

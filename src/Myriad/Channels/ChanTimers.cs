@@ -1,0 +1,120 @@
+using System;
+using System.Diagnostics;
+using System.Threading;
+using Myriad.Coordination;
+using Myriad.Internal;
+using Myriad.Scheduling;
+
+namespace Myriad.Channels;
+
+public static partial class Chan
+{
+    /// <summary>
+    /// A channel that receives the current time once, after <paramref name="delay"/>: Go's
+    /// <c>time.After</c>, for a select case (<c>Select.Receive(Chan.After(timeout))</c>).
+    /// </summary>
+    /// <remarks>The channel has room for that one item, so the timer never waits for a receiver; it is
+    /// never closed. The timer runs on the Myriad timer thread and stays scheduled until it fires, even
+    /// if nobody receives: for a timeout that is often abandoned, prefer <see cref="SelectBuilder.Timeout"/>
+    /// (disarmed when the select ends) or a <see cref="Ticker"/> (stoppable).
+    /// <see cref="Timeout.InfiniteTimeSpan"/> gives a channel that never receives anything.</remarks>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="delay"/> is negative (other than infinite) or longer than about 49.7 days.</exception>
+    public static ReceiveOnlyChan<DateTimeOffset> After(TimeSpan delay)
+    {
+        TimerQueue.ThrowIfInvalid(delay, nameof(delay));
+        Chan<DateTimeOffset> channel = Bounded<DateTimeOffset>(1);
+        if (delay != Timeout.InfiniteTimeSpan)
+        {
+            var sender = new TimeSender(channel, period: TimeSpan.Zero);
+            sender.Start(delay);
+        }
+
+        return channel;
+    }
+
+    /// <summary>
+    /// A ticker: its channel receives the current time every <paramref name="period"/> (Go's
+    /// <c>time.NewTicker</c>). Stop it with <see cref="Ticker.Stop"/> or <see cref="Ticker.Dispose"/>.
+    /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="period"/> is not positive, is infinite, or is longer than about 49.7 days.</exception>
+    public static Ticker Ticker(TimeSpan period) => new(period);
+}
+
+/// <summary>
+/// Sends the time on a channel when its timer fires: once (<c>Chan.After</c>), or every period (a
+/// <see cref="Ticker"/>). It is its timer entry's work item, run on the runtime it was started from.
+/// </summary>
+/// <remarks>
+/// <para><b>Stop protocol</b> (a tick races a stop; <c>_stopped</c> is set once and never cleared).
+/// 1. Stop sets <c>_stopped</c>, then cancels the entry (removing it if it is still in the heap).
+/// 2. A tick, running after the timer thread removed the entry, returns at once if <c>_stopped</c> is
+///    set; otherwise it sends (dropping the tick if the previous one was not received, as Go does) and
+///    schedules the entry again.
+/// 3. After scheduling, the tick reads <c>_stopped</c> again and cancels the entry if it is set.
+/// Either step 1's cancel finds the entry in the heap, or step 3's read sees the flag (the schedule and
+/// the flag write are ordered by the timer queue's lock and the interlocked write), so a stopped ticker
+/// never stays scheduled, and no tick is sent once Stop has returned and any running tick has finished.</para>
+/// </remarks>
+internal sealed class TimeSender : WorkItem
+{
+    private readonly Chan<DateTimeOffset> _channel;
+    private readonly TimeSpan _period;
+    private readonly TimerEntry _entry;
+    private readonly JobRuntime? _runtime;
+    private long _next;
+    private int _stopped;
+
+    internal TimeSender(Chan<DateTimeOffset> channel, TimeSpan period)
+    {
+        _channel = channel;
+        _period = period;
+        _entry = new TimerEntry(this);
+        _runtime = SchedulerContext.Current?.Runtime;
+    }
+
+    internal void Start(TimeSpan delay)
+    {
+        _next = Stopwatch.GetTimestamp() + ToStopwatchTicks(delay);
+        TimerQueue.Schedule(_entry, delay, _runtime);
+    }
+
+    /// <summary>Step 1.</summary>
+    internal void Stop()
+    {
+        Interlocked.Exchange(ref _stopped, 1);
+        TimerQueue.Cancel(_entry);
+    }
+
+    /// <summary>Step 2 and 3.</summary>
+    internal override void Execute(PerThread state)
+    {
+        if (Volatile.Read(ref _stopped) != 0)
+        {
+            return;
+        }
+
+        _channel.TrySend(DateTimeOffset.UtcNow); // full: the last tick is still unread, drop this one
+        if (_period <= TimeSpan.Zero)
+        {
+            return;
+        }
+
+        // The next tick keeps to the original cadence; a tick that is already overdue fires at once
+        // (ticks missed meanwhile are not made up, as in Go).
+        long period = ToStopwatchTicks(_period);
+        long now = Stopwatch.GetTimestamp();
+        _next += period;
+        if (_next < now)
+        {
+            _next = now;
+        }
+
+        TimerQueue.Schedule(_entry, TimeSpan.FromSeconds((_next - now) / (double)Stopwatch.Frequency), _runtime);
+        if (Volatile.Read(ref _stopped) != 0)
+        {
+            TimerQueue.Cancel(_entry);
+        }
+    }
+
+    private static long ToStopwatchTicks(TimeSpan span) => (long)(span.Ticks * ((double)Stopwatch.Frequency / TimeSpan.TicksPerSecond));
+}

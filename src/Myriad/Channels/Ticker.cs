@@ -1,0 +1,45 @@
+using System;
+using System.Threading;
+using Myriad.Coordination;
+
+namespace Myriad.Channels;
+
+/// <summary>
+/// Delivers the time on <see cref="Channel"/> every period, until stopped: Go's <c>time.Ticker</c>.
+/// Create one with <see cref="Chan.Ticker(TimeSpan)"/>.
+/// </summary>
+/// <remarks>The channel holds one tick: if the receiver is slow, ticks are dropped rather than queued,
+/// as in Go. Stopping does not close the channel (as in Go), so a receive waiting on it keeps waiting;
+/// select on it together with something that ends the loop. Ticks run on the Myriad timer thread and
+/// are delivered from the runtime the ticker was created on.</remarks>
+public sealed class Ticker : IDisposable
+{
+    private readonly Chan<DateTimeOffset> _channel = Chan.Bounded<DateTimeOffset>(1);
+    private readonly TimeSender _sender;
+
+    internal Ticker(TimeSpan period)
+    {
+        if (period <= TimeSpan.Zero || period == Timeout.InfiniteTimeSpan)
+        {
+            throw new ArgumentOutOfRangeException(nameof(period), period, "A ticker's period must be positive and finite.");
+        }
+
+        TimerQueue.ThrowIfInvalid(period, nameof(period));
+        Period = period;
+        _sender = new TimeSender(_channel, period);
+        _sender.Start(period);
+    }
+
+    /// <summary>The time between ticks.</summary>
+    public TimeSpan Period { get; }
+
+    /// <summary>The channel the ticks arrive on.</summary>
+    public ReceiveOnlyChan<DateTimeOffset> Channel => _channel;
+
+    /// <summary>Stops the ticks: no tick is scheduled any more (one being delivered on another thread at
+    /// that very moment may still arrive). A tick already in the channel stays there. Idempotent.</summary>
+    public void Stop() => _sender.Stop();
+
+    /// <summary>Same as <see cref="Stop"/>.</summary>
+    public void Dispose() => Stop();
+}

@@ -1,0 +1,156 @@
+using System;
+using System.Collections.Generic;
+using System.Linq;
+using System.Runtime.CompilerServices;
+using System.Threading;
+using System.Threading.Channels;
+using System.Threading.Tasks;
+using Myriad.Channels;
+using Xunit;
+
+namespace Myriad.Tests.Channels;
+
+/// <summary>Chan{T}.Reader / Writer as System.Threading.Channels types, and SendAllAsync.</summary>
+public sealed class ChanBridgeTests
+{
+    [Fact]
+    public void Reader_Writer_SameInstanceEveryRead()
+    {
+        var ch = Chan.Bounded<int>(4);
+        Assert.Same(ch.Reader, ch.Reader);
+        Assert.Same(ch.Writer, ch.Writer);
+    }
+
+    [Fact]
+    public async Task WriterAndReader_ItemsFlowInOrder_ReadAllAsyncEndsAtClose()
+    {
+        var ch = Chan.Bounded<int>(2);
+        ChannelWriter<int> writer = ch.Writer;
+        Task producer = Task.Run(async () =>
+        {
+            for (int i = 0; i < 50; i++)
+            {
+                await writer.WriteAsync(i);
+            }
+
+            Assert.True(writer.TryComplete());
+        });
+        var seen = new List<int>();
+        await foreach (int item in ch.Reader.ReadAllAsync())
+        {
+            seen.Add(item);
+        }
+
+        await producer;
+        Assert.Equal(Enumerable.Range(0, 50), seen);
+        await ch.Reader.Completion.WaitAsync(TimeSpan.FromSeconds(10));
+    }
+
+    [Fact]
+    public void TryWrite_FullOrClosed_ReturnsFalse()
+    {
+        var ch = Chan.Bounded<int>(1);
+        Assert.True(ch.Writer.TryWrite(1));
+        Assert.False(ch.Writer.TryWrite(2));
+        Assert.Equal(1, ch.Reader.Count);
+        Assert.True(ch.Reader.CanCount);
+        Assert.True(ch.Writer.TryComplete());
+        Assert.False(ch.Writer.TryComplete());
+        Assert.False(ch.Writer.TryWrite(3));
+        Assert.False(ch.Writer.WaitToWriteAsync().AsTask().Result);
+    }
+
+    [Fact]
+    public void TryComplete_WithError_ReaderCompletionFaultsAfterDrain()
+    {
+        var ch = Chan.Bounded<int>(1);
+        ch.Writer.TryWrite(1);
+        var error = new FormatException("producer failed");
+        Assert.True(ch.Writer.TryComplete(error));
+        Assert.True(ch.IsClosed);
+        Assert.False(ch.Reader.Completion.IsCompleted);
+        Assert.True(ch.Reader.TryRead(out int item));
+        Assert.Equal(1, item);
+        Assert.False(ch.Reader.TryRead(out _));
+        Assert.Same(error, Assert.Throws<AggregateException>(() => ch.Reader.Completion.Wait()).InnerException);
+        Assert.Same(error, Assert.Throws<FormatException>(() => ch.Reader.WaitToReadAsync().AsTask().GetAwaiter().GetResult()));
+    }
+
+    [Fact]
+    public void Completion_ClosedEmpty_CompletesAtClose()
+    {
+        var ch = Chan.Unbounded<int>();
+        Task completion = ch.Reader.Completion;
+        Assert.False(completion.IsCompleted);
+        ch.Close();
+        Assert.True(completion.Wait(TimeSpan.FromSeconds(10)));
+    }
+
+    [Fact]
+    public async Task WaitToReadAsync_ThenTryRead_GetsTheItemThatArrived()
+    {
+        var ch = Chan.Unbuffered<string>();
+        ValueTask<bool> wait = ch.Reader.WaitToReadAsync();
+        Assert.False(wait.IsCompleted);
+        Job send = ch.SendAsync("x");
+        Assert.True(await wait);
+        Assert.Equal(1, ch.Reader.Count);
+        Assert.True(ch.Reader.TryRead(out string? got));
+        Assert.Equal("x", got);
+        await send;
+        ch.Close();
+        Assert.False(await ch.Reader.WaitToReadAsync());
+    }
+
+    [Fact]
+    public async Task ReadAsync_Closed_ThrowsBclChannelClosedException()
+    {
+        var ch = Chan.Bounded<int>(1);
+        ch.Close();
+        await Assert.ThrowsAsync<ChannelClosedException>(() => ch.Reader.ReadAsync().AsTask());
+        Assert.Throws<ChannelClosedException>(() => ch.TrySend(1));
+    }
+
+    [Fact]
+    public async Task SendAllAsync_AsyncSequence_SendsEverythingThenCloses()
+    {
+        var ch = Chan.Bounded<int>(3);
+        Job fill = ch.SendAllAsync(Numbers(10));
+        var seen = new List<int>();
+        await foreach (int n in ch.ReadAllAsync())
+        {
+            seen.Add(n);
+        }
+
+        await fill;
+        Assert.Equal(Enumerable.Range(0, 10), seen);
+        Assert.True(ch.IsCompleted);
+    }
+
+    [Fact]
+    public async Task SendAllAsync_SourceThrows_ChannelClosedWithTheError()
+    {
+        var ch = Chan.Unbounded<int>();
+        Job fill = ch.SendAllAsync(Failing());
+        await Assert.ThrowsAsync<FormatException>(() => fill.AsTask());
+        Assert.Equal(1, await ch.ReceiveAsync());
+        await Assert.ThrowsAsync<FormatException>(() => ch.ReceiveAsync().AsTask());
+        Assert.Throws<ArgumentNullException>(() => ch.SendAllAsync(null!));
+    }
+
+    private static async IAsyncEnumerable<int> Numbers(int count)
+    {
+        for (int i = 0; i < count; i++)
+        {
+            await Task.Yield();
+            yield return i;
+        }
+    }
+
+    private static async IAsyncEnumerable<int> Failing([EnumeratorCancellation] CancellationToken cancellationToken = default)
+    {
+        await Task.Yield();
+        yield return 1;
+        throw new FormatException("source failed");
+    }
+}
