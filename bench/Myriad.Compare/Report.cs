@@ -405,7 +405,7 @@ internal static class Report
         var experiments = rows.Select(r => r.Experiment).Distinct().ToList();
         foreach (Experiment e in experiments)
         {
-            File.WriteAllText(Path.Combine(dir, e.Id + ".svg"), Svg.Chart(rows, e));
+            File.WriteAllText(Path.Combine(dir, e.Id + ".svg"), Charts.Svg(rows, e));
         }
 
         var sb = new StringBuilder();
