@@ -55,7 +55,13 @@ internal abstract class ProgressDisplay : IDisposable
 
     private sealed class Live : ProgressDisplay
     {
-        private readonly IAnsiConsole _console = AnsiConsole.Create(new AnsiConsoleSettings { Out = new AnsiConsoleOutput(Console.Error) });
+        private readonly IAnsiConsole _console = AnsiConsole.Create(new AnsiConsoleSettings
+        {
+            Out = new AnsiConsoleOutput(Console.Error),
+
+            // Create() has already decided that stderr is a terminal; Spectre would otherwise also look at stdin and stdout.
+            Interactive = InteractionSupport.Yes,
+        });
         private ProgressTask? _task;
 
         public override void Run(int total, Action body)
