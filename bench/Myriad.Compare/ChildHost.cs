@@ -7,7 +7,8 @@ namespace Myriad.Compare;
 
 /// <summary>
 /// The child side (<c>--child</c>): runs one (experiment, variant, case) once after a warm-up at a
-/// smaller size in the same process, measures it, prints one JSON line. Exit 0 ok, 3 wrong result,
+/// smaller size in the same process (none with <c>--warmup 0</c>: a cold run), measures it, prints
+/// one JSON line. The NativeAOT build of the child (<c>bench/Myriad.Compare.Aot</c>) runs this too. Exit 0 ok, 3 wrong result,
 /// 2 bad arguments.
 /// </summary>
 internal static class ChildHost
@@ -59,7 +60,7 @@ internal static class ChildHost
             Case warm = measured.WithN(warmN);
             long want = experiment.Expected(warm);
             var warmClock = System.Diagnostics.Stopwatch.StartNew();
-            for (int round = 0; round < 2 || (warmClock.ElapsedMilliseconds < WarmupMillis && round < 50); round++)
+            for (int round = 0; round < experiment.WarmupRounds || (warmClock.ElapsedMilliseconds < WarmupMillis && round < 50); round++)
             {
                 long got = body(warm);
                 if (got != want)
@@ -75,6 +76,7 @@ internal static class ChildHost
         GC.Collect();
         GC.WaitForPendingFinalizers();
         GC.Collect();
+        ChildMetrics.Clear();
 
         ProcessSnapshot start = ProcessSnapshot.Take();
         long result = body(measured);
@@ -87,6 +89,8 @@ internal static class ChildHost
         }
 
         long expected = experiment.Expected(measured);
+        System.Collections.Generic.Dictionary<string, double> metrics = ChildMetrics.Collect();
+        ChildMetrics.Clear();
 
         var r = new RunResult
         {
@@ -105,6 +109,7 @@ internal static class ChildHost
             Gen0 = end.Gen0 - start.Gen0,
             Gen1 = end.Gen1 - start.Gen1,
             Gen2 = end.Gen2 - start.Gen2,
+            Metrics = metrics,
         };
         Console.Out.WriteLine(r.ToJson());
         Console.Out.Flush();

@@ -1,5 +1,7 @@
 using System;
 using System.Collections.Generic;
+using System.CommandLine;
+using System.CommandLine.Help;
 using System.Globalization;
 using System.Linq;
 using Myriad.Compare.Experiments;
@@ -17,9 +19,17 @@ internal sealed class Options
 
     public int Runs { get; set; } = 5;
 
+    /// <summary>Whether --runs was given (then it overrides the experiments' per-case defaults).</summary>
+    public bool RunsGiven { get; set; }
+
+    /// <summary>Cold child processes per row (no warm-up); at most <see cref="Runs"/> are used.</summary>
+    public int ColdRuns { get; set; } = 3;
+
     public bool Quick { get; set; }
 
     public bool NoGo { get; set; }
+
+    public bool NoAot { get; set; }
 
     public bool Json { get; set; }
 
@@ -32,37 +42,67 @@ internal sealed class Options
 
 internal sealed class UsageException(string message) : Exception(message);
 
-/// <summary>Command-line parsing and help.</summary>
+/// <summary>Command-line parsing (System.CommandLine) and the experiment list.</summary>
 internal static class Cli
 {
-    public static void PrintHelp()
+    private static readonly Option<string?> ExperimentOption = new("--experiment", "-e")
     {
-        Console.Out.WriteLine(
-            """
-            Myriad.Compare: the five experiments (plus ping-pong), TPL vs Myriad vs Go, each in its own child process.
+        Description = "run only these experiments (default: all; see --list)",
+        HelpName = "ID[,ID]",
+    };
 
-            Usage: dotnet run -c Release --project bench/Myriad.Compare -- [options]
-                   bash bench/compare.sh [options]          (installs Go first when it can)
+    private static readonly Option<string?> VariantOption = new("--variant")
+    {
+        Description = "run only these variants (e.g. tpl,myriad,myriad-aot,go)",
+        HelpName = "V[,V]",
+    };
 
-            Options:
-              --experiment ID[,ID]  run only these experiments (default: all)
-              --variant V[,V]       run only these variants (e.g. tpl,myriad,go)
-              --n N[,N]             sizes instead of the defaults (suffixes k and M allowed: 20k, 1M).
-                                    tiny-tasks: ops, for each mode and each work of 1, 10, 100, 1000;
-                                    async-overhead: calls, for both modes; recursion: the depth (tpl probes up to it)
-              --runs R              child processes per (experiment, variant, size); default 5
-              --quick               small sizes, one run (what CI runs, with --no-go)
-              --no-go               skip the Go variants
-              --json                one JSON object per (experiment, variant, size) on stdout instead of tables
-              --out DIR             also write DIR/report.md and one SVG chart per experiment
-              --timeout SECONDS     limit per child process (default 180)
-              --list                list experiments and variants
-              -h, --help            this help
+    private static readonly Option<string?> SizeOption = new("--n")
+    {
+        Description = "sizes instead of the defaults (suffixes k and M: 20k, 1M). tiny-tasks: ops, for each mode and each work of 1, 10, 100, 1000; async-overhead: calls, for both modes; worker-pool: items, for each shape and capacity; recursion: the depth (tpl probes up to it)",
+        HelpName = "N[,N]",
+    };
 
-            Each child runs a warm-up at a smaller size, then the measured run, and checks its result;
-            the tool exits 1 if any result is wrong or any child crashes, 2 on a usage error.
-            """);
-    }
+    private static readonly Option<int?> RunsOption = new("--runs")
+    {
+        Description = "warm child processes per (experiment, variant, size); default 5 (3 for the slowest large sizes), 1 with --quick",
+        HelpName = "R",
+    };
+
+    private static readonly Option<int?> ColdRunsOption = new("--cold-runs")
+    {
+        Description = "cold child processes (no warm-up) per (experiment, variant, size), at most as many as warm ones; default 3, 1 with --quick; 0: none",
+        HelpName = "C",
+    };
+
+    private static readonly Option<bool> QuickOption = new("--quick") { Description = "small sizes, one warm and one cold run (what CI runs, with --no-go)" };
+
+    private static readonly Option<bool> NoGoOption = new("--no-go") { Description = "skip the Go variants" };
+
+    private static readonly Option<bool> NoAotOption = new("--no-aot") { Description = "skip the NativeAOT variants (myriad-aot) and their publish step" };
+
+    private static readonly Option<bool> JsonOption = new("--json") { Description = "one JSON object per (experiment, variant, size) on stdout instead of tables" };
+
+    private static readonly Option<string?> OutOption = new("--out") { Description = "also write DIR/report.md and one SVG chart per experiment", HelpName = "DIR" };
+
+    private static readonly Option<int> TimeoutOption = new("--timeout")
+    {
+        Description = "limit per child process, in seconds",
+        HelpName = "SECONDS",
+        DefaultValueFactory = _ => 180,
+    };
+
+    private static readonly Option<bool> ListOption = new("--list") { Description = "list experiments and variants" };
+
+    private static readonly RootCommand Root = new(
+        "Myriad.Compare: the experiments of bench/README.md, TPL vs Myriad (JIT and NativeAOT) vs Go, each run in its own child process.\n" +
+        "Usage: dotnet run -c Release --project bench/Myriad.Compare -- [options]   (or bash bench/compare.sh [options], which installs Go first)\n" +
+        "Each child runs a warm-up at a smaller size, then the measured run; cold children measure at once. Every result is checked:\n" +
+        "the tool exits 1 if any result is wrong or any child crashes, 2 on a usage error.")
+    {
+        ExperimentOption, VariantOption, SizeOption, RunsOption, ColdRunsOption, QuickOption, NoGoOption, NoAotOption,
+        JsonOption, OutOption, TimeoutOption, ListOption,
+    };
 
     public static void PrintList()
     {
@@ -79,86 +119,68 @@ internal static class Cli
         }
     }
 
-    /// <summary>Parses the options; null means help or list was printed.</summary>
+    /// <summary>Parses the options; null means help or the list was printed. Throws <see cref="UsageException"/> on bad input.</summary>
     public static Options? Parse(string[] args)
     {
-        var o = new Options { CommandLine = string.Join(' ', args) };
-        string? experiments = null, variants = null;
-        bool runsGiven = false;
-        for (int i = 0; i < args.Length; i++)
+        ParseResult result = Root.Parse(args);
+        if (result.Action is HelpAction)
         {
-            string arg = args[i];
-            string? inline = null;
-            int eq = arg.IndexOf('=', StringComparison.Ordinal);
-            if (arg.StartsWith("--", StringComparison.Ordinal) && eq > 0)
-            {
-                inline = arg[(eq + 1)..];
-                arg = arg[..eq];
-            }
-
-            string Value()
-            {
-                if (inline is not null)
-                {
-                    return inline;
-                }
-
-                if (i + 1 >= args.Length)
-                {
-                    throw new UsageException($"{arg} needs a value");
-                }
-
-                return args[++i];
-            }
-
-            switch (arg)
-            {
-                case "-h":
-                case "--help":
-                    PrintHelp();
-                    return null;
-                case "--list":
-                    PrintList();
-                    return null;
-                case "--experiment":
-                case "-e":
-                    experiments = Value();
-                    break;
-                case "--variant":
-                    variants = Value();
-                    break;
-                case "--n":
-                    o.Sizes = ParseSizes(Value());
-                    break;
-                case "--runs":
-                    o.Runs = ParseInt(Value(), "--runs", 1, 100);
-                    runsGiven = true;
-                    break;
-                case "--quick":
-                    o.Quick = true;
-                    break;
-                case "--no-go":
-                    o.NoGo = true;
-                    break;
-                case "--json":
-                    o.Json = true;
-                    break;
-                case "--out":
-                    o.OutDir = Value();
-                    break;
-                case "--timeout":
-                    o.Timeout = TimeSpan.FromSeconds(ParseInt(Value(), "--timeout", 1, 86_400));
-                    break;
-                default:
-                    throw new UsageException($"unknown option '{args[i]}' (see --help)");
-            }
+            result.Invoke();
+            return null;
         }
 
-        if (o.Quick && !runsGiven)
+        if (result.Errors.Count > 0)
+        {
+            throw new UsageException(string.Join("; ", result.Errors.Select(e => e.Message)));
+        }
+
+        if (result.GetValue(ListOption))
+        {
+            PrintList();
+            return null;
+        }
+
+        var o = new Options
+        {
+            CommandLine = string.Join(' ', args),
+            Quick = result.GetValue(QuickOption),
+            NoGo = result.GetValue(NoGoOption),
+            NoAot = result.GetValue(NoAotOption),
+            Json = result.GetValue(JsonOption),
+            OutDir = result.GetValue(OutOption),
+            Timeout = TimeSpan.FromSeconds(Check(result.GetValue(TimeoutOption), "--timeout", 1, 86_400)),
+        };
+
+        if (result.GetValue(RunsOption) is int runs)
+        {
+            o.Runs = Check(runs, "--runs", 1, 100);
+            o.RunsGiven = true;
+        }
+        else if (o.Quick)
         {
             o.Runs = 1;
         }
 
+        if (result.GetValue(ColdRunsOption) is int cold)
+        {
+            o.ColdRuns = Check(cold, "--cold-runs", 0, 100);
+        }
+        else if (o.Quick)
+        {
+            o.ColdRuns = 1;
+        }
+
+        if (result.GetValue(SizeOption) is string sizes)
+        {
+            o.Sizes = ParseSizes(sizes);
+        }
+
+        SelectExperiments(o, result.GetValue(ExperimentOption), result.GetValue(VariantOption));
+        return o;
+    }
+
+    private static void SelectExperiments(Options o, string? experiments, string? variants)
+    {
         if (experiments is null)
         {
             o.Experiments.AddRange(Catalog.All);
@@ -198,7 +220,10 @@ internal static class Cli
             throw new UsageException("--no-go with --variant go leaves nothing to run");
         }
 
-        return o;
+        if (o.NoAot && o.Variants is not null && o.Variants.All(v => v == Catalog.AotId))
+        {
+            throw new UsageException($"--no-aot with --variant {Catalog.AotId} leaves nothing to run");
+        }
     }
 
     private static IEnumerable<string> SplitList(string value)
@@ -212,14 +237,14 @@ internal static class Cli
         return parts;
     }
 
-    private static int ParseInt(string value, string option, int min, int max)
+    private static int Check(int value, string option, int min, int max)
     {
-        if (!int.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out int v) || v < min || v > max)
+        if (value < min || value > max)
         {
-            throw new UsageException($"{option} must be a whole number from {min} to {max} (got '{value}')");
+            throw new UsageException($"{option} must be a whole number from {min} to {max} (got {value})");
         }
 
-        return v;
+        return value;
     }
 
     /// <summary>"1000", "1_000", "20k", "1M", comma-separated; each from 1 to int.MaxValue.</summary>

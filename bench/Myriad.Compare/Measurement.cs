@@ -41,6 +41,9 @@ internal sealed class RunResult
 
     public int Gen2 { get; set; } = -1;
 
+    /// <summary>Experiment-specific values (the sleepers' late_p50_ms, late_p99_ms, late_max_ms...).</summary>
+    public Dictionary<string, double> Metrics { get; set; } = new(StringComparer.Ordinal);
+
     public string ToJson()
     {
         using var stream = new MemoryStream();
@@ -64,6 +67,17 @@ internal sealed class RunResult
                 w.WriteNumber("gc_gen0", Gen0);
                 w.WriteNumber("gc_gen1", Gen1);
                 w.WriteNumber("gc_gen2", Gen2);
+            }
+
+            if (Metrics.Count > 0)
+            {
+                w.WriteStartObject("metrics");
+                foreach (KeyValuePair<string, double> kv in Metrics)
+                {
+                    w.WriteNumber(kv.Key, Math.Round(kv.Value, 3));
+                }
+
+                w.WriteEndObject();
             }
 
             w.WriteEndObject();
@@ -100,6 +114,14 @@ internal sealed class RunResult
                 Expected = root.TryGetProperty("expected", out JsonElement exp) ? exp.GetInt64() : 0,
                 ResultOk = root.GetProperty("result_ok").GetBoolean(),
             };
+            if (root.TryGetProperty("metrics", out JsonElement metrics) && metrics.ValueKind == JsonValueKind.Object)
+            {
+                foreach (JsonProperty p in metrics.EnumerateObject())
+                {
+                    r.Metrics[p.Name] = p.Value.GetDouble();
+                }
+            }
+
             return r;
         }
         catch (Exception e) when (e is JsonException or KeyNotFoundException or InvalidOperationException or FormatException)

@@ -74,9 +74,10 @@ static string Header(Options o, Runner runner, TimeSpan elapsed)
     var sb = new StringBuilder();
     sb.AppendLine("## Myriad compare report");
     sb.AppendLine();
-    sb.AppendLine($"- machine: {Environment.ProcessorCount} cores, {RuntimeInformation.OSDescription.Trim()} {RuntimeInformation.OSArchitecture}, {RuntimeInformation.FrameworkDescription}; Go: {runner.GoDescription}");
+    sb.AppendLine($"- machine: {Environment.ProcessorCount} cores, {RuntimeInformation.OSDescription.Trim()} {RuntimeInformation.OSArchitecture}, {RuntimeInformation.FrameworkDescription}; Go: {runner.GoDescription}; NativeAOT: {runner.AotDescription}");
     sb.AppendLine($"- date: {DateTime.UtcNow:yyyy-MM-dd HH:mm} UTC; command: `compare {o.CommandLine}`; total time {Format.Ms(elapsed.TotalMilliseconds)}");
-    sb.AppendLine($"- every (experiment, variant, size) ran in {o.Runs} fresh child process(es), each after a warm-up at a smaller size; median of the runs, spread = min - max of wall time. CPU = process user+sys time during the measured run; peak WS = whole-process VmHWM; allocated = managed bytes (Go: heap bytes) allocated during the measured run.");
+    string runs = o.RunsGiven || o.Quick ? o.Runs.ToString(System.Globalization.CultureInfo.InvariantCulture) : $"{o.Runs} (3 for the largest sizes of the slowest experiments)";
+    sb.AppendLine($"- every (experiment, variant, size) ran in {runs} fresh child process(es), each after a warm-up at a smaller size, and in up to {o.ColdRuns} cold one(s) (no warm-up, stock tiering settings); median of the runs, spread = min - max of warm wall time. CPU = process user+sys time during the measured run; peak WS = whole-process VmHWM; allocated = managed bytes (Go: heap bytes) allocated during the measured run.");
     sb.AppendLine();
     return sb.ToString();
 }

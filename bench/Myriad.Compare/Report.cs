@@ -53,24 +53,27 @@ internal static class Report
     public static double TimeRatio(Row row, Row myriad) =>
         row.Experiment.ComparePerOp ? row.NsPerOp / myriad.NsPerOp : row.WallMs / myriad.WallMs;
 
+    public static double ColdTimeRatio(Row row, Row myriad) =>
+        row.Experiment.ComparePerOp ? row.ColdNsPerOp / myriad.ColdNsPerOp : row.ColdWallMs / myriad.ColdWallMs;
+
     public static double MemoryRatio(Row row, Row myriad) =>
         row.Experiment.ComparePerOp ? row.BytesPerOp / myriad.BytesPerOp : row.PeakWs / myriad.PeakWs;
 
     public static string MemoryRatioName(Experiment e) => e.ComparePerOp ? $"alloc/{e.Unit}" : "peak WS";
 
     /// <summary>
-    /// One line per (experiment, size): Myriad's median against the fastest TPL variant and against Go.
-    /// A ratio above 1 means Myriad is faster; "MYRIAD SLOWER" marks the rows that are the next work.
+    /// One line per (experiment, size): Myriad's median against the fastest TPL variant and against Go,
+    /// warm and cold. A ratio above 1 means Myriad is faster; "MYRIAD SLOWER" marks the rows that are the next work.
     /// </summary>
     public static string Summary(IReadOnlyList<Row> rows)
     {
         var sb = new StringBuilder();
-        sb.AppendLine("### Summary: myriad against the fastest TPL variant and against Go");
+        sb.AppendLine("### Summary: myriad against the fastest TPL variant and against Go, warm and cold");
         sb.AppendLine();
-        sb.AppendLine("Ratios are other/myriad of median wall time (E1: time per level), so above 1x means Myriad is faster.");
+        sb.AppendLine("Ratios are other/myriad of median wall time (E1: time per level), so above 1x means Myriad is faster. Warm: after a warm-up in the same process; cold: the first run of a fresh process, no warm-up; the cold ratios compare cold with cold. myriad-aot: the myriad code compiled with NativeAOT, cold.");
         sb.AppendLine();
-        sb.AppendLine("| experiment | size | myriad | fastest TPL variant | TPL/myriad | go | go/myriad | verdict |");
-        sb.AppendLine("|---|---|---:|---|---:|---:|---:|---|");
+        sb.AppendLine("| experiment | size | myriad | fastest TPL variant | TPL/myriad | go | go/myriad | myriad cold | TPL/myriad cold | go/myriad cold | myriad-aot cold | verdict |");
+        sb.AppendLine("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|");
         foreach (Experiment e in rows.Select(r => r.Experiment).Distinct())
         {
             List<Row> mine = rows.Where(r => r.Experiment == e).ToList();
@@ -79,38 +82,57 @@ internal static class Report
             {
                 bool perOp = e.ComparePerOp;
                 Func<Row, double> value = perOp ? r => r.NsPerOp : r => r.WallMs;
+                Func<Row, double> cold = perOp ? r => r.ColdNsPerOp : r => r.ColdWallMs;
                 Func<double, string> show = perOp ? v => Format.PerOpNs(v) + "/" + e.Unit : Format.Ms;
                 List<Row> peers = mine.Where(r => r != m && (perOp ? Baseline(rows, r) == m : r.Case == m.Case)).ToList();
-                Row? tpl = peers.Where(r => r.Variant.Id.StartsWith("tpl", StringComparison.Ordinal) && r.HasData && r.Status == RowStatus.Ok)
-                    .OrderBy(value).FirstOrDefault();
+                List<Row> tplRows = peers.Where(r => r.Variant.Id.StartsWith("tpl", StringComparison.Ordinal) && r.HasData && r.Status == RowStatus.Ok).ToList();
+                Row? tpl = tplRows.OrderBy(value).FirstOrDefault();
+                Row? tplCold = tplRows.Where(r => r.HasCold).OrderBy(cold).FirstOrDefault();
                 Row? go = peers.FirstOrDefault(r => r.Variant.Kind == VariantKind.Go);
+                Row? aot = peers.FirstOrDefault(r => r.Variant.Kind == VariantKind.Aot);
                 string size = perOp ? m.Case.ShortLabel + (peers.Count > 0 ? " (vs " + string.Join(", ", peers.Select(p => p.Variant.Id + " at " + p.Case.ShortLabel)) + ")" : "") : m.Case.ShortLabel;
+                string aotCell = aot is null ? "-" : aot.HasCold && aot.Status == RowStatus.Ok ? show(cold(aot)) : aot.StatusText;
                 if (!m.HasData || m.Status != RowStatus.Ok)
                 {
                     string tplOnly = tpl is null ? "-" : $"{tpl.Variant.Id} {show(value(tpl))}";
-                    sb.AppendLine($"| {e.Id} | {size} | {m.StatusText} | {tplOnly} | - | {(go is null ? "-" : go.HasData ? show(value(go)) : go.StatusText)} | - | - |");
+                    sb.AppendLine($"| {e.Id} | {size} | {m.StatusText} | {tplOnly} | - | {(go is null ? "-" : go.HasData ? show(value(go)) : go.StatusText)} | - | - | - | - | {aotCell} | - |");
                     continue;
                 }
 
+                bool goOk = go is { HasData: true, Status: RowStatus.Ok };
                 double mv = value(m);
                 string tplRatio = tpl is null ? "-" : Format.Ratio(value(tpl) / mv);
-                string goCell = go is null ? "-" : go.HasData && go.Status == RowStatus.Ok ? show(value(go)) : go.StatusText;
-                string goRatio = go is { HasData: true, Status: RowStatus.Ok } ? Format.Ratio(value(go) / mv) : "-";
+                string goCell = go is null ? "-" : goOk ? show(value(go!)) : go.StatusText;
+                string goRatio = goOk ? Format.Ratio(value(go!) / mv) : "-";
+                bool mCold = m.HasCold;
+                string coldCell = mCold ? show(cold(m)) : m.ColdNote ?? "-";
+                string tplColdRatio = mCold && tplCold is not null ? $"{Format.Ratio(cold(tplCold) / cold(m))}{(tplCold != tpl ? " (" + tplCold.Variant.Id + ")" : "")}" : "-";
+                string goColdRatio = mCold && goOk && go!.HasCold ? Format.Ratio(cold(go) / cold(m)) : "-";
                 var slower = new List<string>();
                 if (tpl is not null && value(tpl) < mv)
                 {
                     slower.Add("TPL");
                 }
 
-                if (go is { HasData: true, Status: RowStatus.Ok } && value(go) < mv)
+                if (goOk && value(go!) < mv)
                 {
                     slower.Add("Go");
                 }
 
-                bool compared = tpl is not null || go is { HasData: true, Status: RowStatus.Ok };
-                string verdict = !compared ? "(no peer at this size)" : slower.Count == 0 ? "myriad ahead" : "MYRIAD SLOWER than " + string.Join(" and ", slower);
+                if (mCold && tplCold is not null && cold(tplCold) < cold(m))
+                {
+                    slower.Add("TPL cold");
+                }
+
+                if (mCold && goOk && go!.HasCold && cold(go) < cold(m))
+                {
+                    slower.Add("Go cold");
+                }
+
+                bool compared = tpl is not null || goOk;
+                string verdict = !compared ? "(no peer at this size)" : slower.Count == 0 ? "myriad ahead" : "MYRIAD SLOWER than " + string.Join(", ", slower);
                 string tplCell = tpl is null ? "-" : $"{tpl.Variant.Id} {show(value(tpl))}";
-                sb.AppendLine($"| {e.Id} | {size} | {show(mv)} | {tplCell} | {tplRatio} | {goCell} | {goRatio} | {verdict} |");
+                sb.AppendLine($"| {e.Id} | {size} | {show(mv)} | {tplCell} | {tplRatio} | {goCell} | {goRatio} | {coldCell} | {tplColdRatio} | {goColdRatio} | {aotCell} | {verdict} |");
             }
         }
 
@@ -138,8 +160,8 @@ internal static class Report
         sb.AppendLine(e.Summary);
         sb.AppendLine();
         string unit = e.Unit;
-        sb.AppendLine($"| size | variant | wall (median) | spread (min-max) | CPU | peak WS | allocated | time/{unit} | alloc/{unit} | time vs myriad | {MemoryRatioName(e)} vs myriad | runs |");
-        sb.AppendLine("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        sb.AppendLine($"| size | variant | wall (median) | spread (min-max) | cold wall | CPU | peak WS | allocated | time/{unit} | alloc/{unit} | time vs myriad | cold vs myriad | {MemoryRatioName(e)} vs myriad | runs (warm+cold) |");
+        sb.AppendLine("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         foreach (Row r in rows)
         {
             string size = r.Case.ShortLabel;
@@ -148,7 +170,7 @@ internal static class Report
                 size += r.FirstOverflow is long f ? $" (deepest; {Format.Count(f)} overflowed)" : " (deepest probed)";
             }
 
-            if (!r.HasData || r.Status is RowStatus.Missing or RowStatus.Skipped or RowStatus.Pending or RowStatus.Overflow)
+            if (!r.HasData || r.Status is RowStatus.Missing or RowStatus.Skipped or RowStatus.Pending or RowStatus.Overflow or RowStatus.Unavailable)
             {
                 string what = r.Status switch
                 {
@@ -156,22 +178,29 @@ internal static class Report
                     RowStatus.Skipped => "skipped",
                     RowStatus.Pending => "pending",
                     RowStatus.Overflow => "stack overflow",
+                    RowStatus.Unavailable => "unavailable",
                     _ => "FAILED",
                 };
-                sb.AppendLine($"| {size} | {r.Variant.Id} | {what} | {Escape(r.Note ?? "")} | | | | | | | | |");
+                sb.AppendLine($"| {size} | {r.Variant.Id} | {what} | {Escape(r.Note ?? "")} | | | | | | | | | | |");
                 continue;
             }
 
             Row? baseline = Baseline(all, r);
-            string time = "-", mem = "-";
+            string time = "-", mem = "-", coldRatio = "-";
             if (baseline is not null)
             {
                 time = Format.Ratio(TimeRatio(r, baseline));
                 mem = Format.Ratio(MemoryRatio(r, baseline));
+                if (r.HasCold && baseline.HasCold)
+                {
+                    coldRatio = Format.Ratio(ColdTimeRatio(r, baseline));
+                }
             }
 
+            string coldWall = r.HasCold ? Format.Ms(r.ColdWallMs) : Escape(r.ColdNote ?? "-");
+
             string wall = Format.Ms(r.WallMs) + (r.Status == RowStatus.Failed ? " FAILED: " + Escape(r.Note ?? "") : "");
-            sb.AppendLine($"| {size} | {r.Variant.Id} | {wall} | {Format.Ms(r.WallMin)} - {Format.Ms(r.WallMax)} | {Format.Ms(r.CpuMs)} | {Format.Bytes(r.PeakWs)} | {Format.Bytes(r.Allocated)} | {Format.PerOpNs(r.NsPerOp)} | {Format.PerOpBytes(r.BytesPerOp)} | {time} | {mem} | {r.Runs.Count} |");
+            sb.AppendLine($"| {size} | {r.Variant.Id} | {wall} | {Format.Ms(r.WallMin)} - {Format.Ms(r.WallMax)} | {coldWall} | {Format.Ms(r.CpuMs)} | {Format.Bytes(r.PeakWs)} | {Format.Bytes(r.Allocated)} | {Format.PerOpNs(r.NsPerOp)} | {Format.PerOpBytes(r.BytesPerOp)} | {time} | {coldRatio} | {mem} | {r.Runs.Count}+{r.ColdRuns.Count} |");
         }
 
         sb.AppendLine();
@@ -179,6 +208,13 @@ internal static class Report
         if (ratios.Length > 0)
         {
             sb.Append(ratios);
+            sb.AppendLine();
+        }
+
+        string metrics = MetricLines(rows);
+        if (metrics.Length > 0)
+        {
+            sb.Append(metrics);
             sb.AppendLine();
         }
 
@@ -218,7 +254,8 @@ internal static class Report
             double m = MemoryRatio(r, baseline);
             string what = r.Experiment.ComparePerOp ? $"time per {r.Experiment.Unit}" : "time";
             string verdict = t >= 1 ? "myriad faster" : "MYRIAD SLOWER";
-            sb.AppendLine($"- {r.Case.ShortLabel}: {r.Variant.Id}/myriad = {Format.Ratio(t)} {what} ({verdict}), {Format.Ratio(m)} {(r.Experiment.ComparePerOp ? "allocation per " + r.Experiment.Unit : "peak memory")}");
+            string cold = r.HasCold && baseline.HasCold ? $", {Format.Ratio(ColdTimeRatio(r, baseline))} cold" : "";
+            sb.AppendLine($"- {r.Case.ShortLabel}: {r.Variant.Id}/myriad = {Format.Ratio(t)} {what} ({verdict}){cold}, {Format.Ratio(m)} {(r.Experiment.ComparePerOp ? "allocation per " + r.Experiment.Unit : "peak memory")}");
         }
 
         return sb.ToString();
@@ -246,6 +283,18 @@ internal static class Report
             double whole = large.PeakWs / large.Case.N;
             double growth = (large.PeakWs - small.PeakWs) / (large.Case.N - small.Case.N);
             sb.AppendLine($"- {group.Key.Id}: peak WS per {large.Experiment.Unit} at {large.Case.ShortLabel}: {Format.PerOpBytes(whole)} (whole process / N), {Format.PerOpBytes(growth)} (peak growth per added {large.Experiment.Unit}, {small.Case.ShortLabel} to {large.Case.ShortLabel})");
+        }
+
+        return sb.ToString();
+    }
+
+    /// <summary>Timer lateness of the sleepers (medians over the warm runs of each run's median, p99 and maximum).</summary>
+    private static string MetricLines(List<Row> rows)
+    {
+        var sb = new StringBuilder();
+        foreach (Row r in rows.Where(r => r.HasData && r.Runs.Any(run => run.Metrics.ContainsKey("late_p50_ms"))))
+        {
+            sb.AppendLine($"- {r.Case.ShortLabel} {r.Variant.Id}: timer lateness median {Format.Ms(r.Metric("late_p50_ms"))}, p99 {Format.Ms(r.Metric("late_p99_ms"))}, max {Format.Ms(r.Metric("late_max_ms"))} (earliest {Format.Ms(r.Metric("late_min_ms"))}); peak WS per {r.Experiment.Unit} {Format.PerOpBytes(r.PeakWs / r.Case.N)}");
         }
 
         return sb.ToString();
@@ -284,6 +333,10 @@ internal static class Report
                     }
 
                     w.WriteEndArray();
+                    foreach (string name in r.Runs.SelectMany(run => run.Metrics.Keys).Distinct())
+                    {
+                        w.WriteNumber(name, Math.Round(r.Metric(name), 3));
+                    }
                 }
                 else
                 {
@@ -294,6 +347,23 @@ internal static class Report
                 }
 
                 w.WriteNumber("runs", r.Runs.Count);
+                w.WriteNumber("cold_runs", r.ColdRuns.Count);
+                if (r.HasCold)
+                {
+                    w.WriteNumber("cold_wall_ms", Math.Round(r.ColdWallMs, 3));
+                    w.WriteNumber("cold_cpu_ms", Math.Round(r.ColdCpuMs, 3));
+                    w.WriteStartArray("cold_wall_ms_runs");
+                    foreach (RunResult run in r.ColdRuns)
+                    {
+                        w.WriteNumberValue(Math.Round(run.WallMs, 3));
+                    }
+
+                    w.WriteEndArray();
+                }
+                else if (r.ColdNote is not null)
+                {
+                    w.WriteString("cold_note", r.ColdNote);
+                }
                 if (r.DeepestPassed is long deepest)
                 {
                     w.WriteNumber("deepest_n", deepest);
@@ -308,6 +378,11 @@ internal static class Report
                 if (baseline is not null)
                 {
                     w.WriteNumber("time_ratio_vs_myriad", Math.Round(TimeRatio(r, baseline), 4));
+                    if (r.HasCold && baseline.HasCold)
+                    {
+                        w.WriteNumber("cold_time_ratio_vs_myriad", Math.Round(ColdTimeRatio(r, baseline), 4));
+                    }
+
                     w.WriteNumber(r.Experiment.ComparePerOp ? "alloc_per_op_ratio_vs_myriad" : "peak_ws_ratio_vs_myriad", Math.Round(MemoryRatio(r, baseline), 4));
                 }
 
@@ -330,7 +405,7 @@ internal static class Report
         var experiments = rows.Select(r => r.Experiment).Distinct().ToList();
         foreach (Experiment e in experiments)
         {
-            File.WriteAllText(Path.Combine(dir, e.Id + ".svg"), Svg.Chart(rows, e));
+            File.WriteAllText(Path.Combine(dir, e.Id + ".svg"), Charts.Svg(rows, e));
         }
 
         var sb = new StringBuilder();

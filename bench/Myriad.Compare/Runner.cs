@@ -15,6 +15,7 @@ internal enum RowStatus
     Skipped,
     Pending,
     Overflow,
+    Unavailable,
 }
 
 /// <summary>The aggregated measurements of one (experiment, variant, case).</summary>
@@ -27,6 +28,12 @@ internal sealed class Row
     public required Case Case { get; set; }
 
     public List<RunResult> Runs { get; } = [];
+
+    /// <summary>Cold runs: fresh processes measured at once, with no warm-up (and the stock tiering settings).</summary>
+    public List<RunResult> ColdRuns { get; } = [];
+
+    /// <summary>Why the row has no cold figure although it has warm ones (a cold probe depth that overflows).</summary>
+    public string? ColdNote { get; set; }
 
     public RowStatus Status { get; set; } = RowStatus.Ok;
 
@@ -51,6 +58,17 @@ internal sealed class Row
 
     public double Allocated => Stats.Median(Runs.Select(r => (double)r.AllocatedBytes).ToList());
 
+    public bool HasCold => ColdRuns.Count > 0;
+
+    public double ColdWallMs => Stats.Median(ColdRuns.Select(r => r.WallMs).ToList());
+
+    public double ColdCpuMs => Stats.Median(ColdRuns.Select(r => r.CpuMs).ToList());
+
+    public double ColdNsPerOp => ColdWallMs * 1e6 / Case.N;
+
+    /// <summary>Median of an experiment-specific value over the warm runs (NaN if no run reported it).</summary>
+    public double Metric(string name) => Stats.Median(Runs.Where(r => r.Metrics.ContainsKey(name)).Select(r => r.Metrics[name]).ToList());
+
     public double NsPerOp => WallMs * 1e6 / Case.N;
 
     public double BytesPerOp => Allocated / Case.N;
@@ -64,25 +82,33 @@ internal sealed class Row
         RowStatus.Missing => "missing",
         RowStatus.Skipped => "skipped",
         RowStatus.Pending => "pending",
+        RowStatus.Unavailable => "unavailable",
         _ => "overflow",
     };
 }
 
-/// <summary>Runs the plan: every (experiment, variant, case), each run in a fresh child process; shows progress on stderr.</summary>
+/// <summary>
+/// Runs the plan: every (experiment, variant, case), each run in a fresh child process (warm runs,
+/// then cold runs), and shows progress on stderr.
+/// </summary>
 internal sealed class Runner(Options options)
 {
     private static readonly long[] ProbeLadder = BuildLadder();
 
     private readonly List<string> _failures = [];
-    private readonly bool _interactive = !Console.IsErrorRedirected;
     private string? _gobench;
     private string? _goProblem;
+    private string? _aotChild;
+    private string? _aotProblem;
+    private ProgressDisplay _progress = null!;
     private int _done;
     private int _total;
 
     public IReadOnlyList<string> Failures => _failures;
 
     public string GoDescription { get; private set; } = "not used";
+
+    public string AotDescription { get; private set; } = "not used";
 
     public List<Row> Rows { get; } = [];
 
@@ -105,17 +131,27 @@ internal sealed class Runner(Options options)
             }
         }
 
-        PrepareGo(plan);
-        foreach (Row row in plan)
+        using (_progress = ProgressDisplay.Create())
         {
-            _total += row.Variant.Kind switch
+            PrepareGo(plan);
+            PrepareAot(plan);
+            foreach (Row row in plan)
             {
-                VariantKind.Pending => 0,
-                VariantKind.Go when _gobench is null => 0,
-                _ => options.Runs + (row.Variant.ProbeDepth ? LadderFor(row.Case.N).Length : 0),
-            };
-        }
+                _total += row.Variant.Kind switch
+                {
+                    VariantKind.Pending => 0,
+                    VariantKind.Go when _gobench is null => 0,
+                    VariantKind.Aot when _aotChild is null => 0,
+                    _ => WarmRuns(row) + ColdRuns(row) + (row.Variant.ProbeDepth ? LadderFor(row.Case.N).Length : 0),
+                };
+            }
 
+            _progress.Run(_total, () => Execute(plan));
+        }
+    }
+
+    private void Execute(List<Row> plan)
+    {
         foreach (Row row in plan)
         {
             Rows.Add(row);
@@ -128,6 +164,10 @@ internal sealed class Runner(Options options)
                 case VariantKind.Go when _gobench is null:
                     row.Status = options.NoGo ? RowStatus.Skipped : RowStatus.Missing;
                     row.Note = options.NoGo ? "--no-go" : _goProblem;
+                    break;
+                case VariantKind.Aot when _aotChild is null:
+                    row.Status = options.NoAot ? RowStatus.Skipped : RowStatus.Unavailable;
+                    row.Note = options.NoAot ? "--no-aot" : _aotProblem;
                     break;
                 default:
                     if (row.Variant.ProbeDepth)
@@ -142,9 +182,14 @@ internal sealed class Runner(Options options)
                     break;
             }
         }
-
-        ClearProgress();
     }
+
+    /// <summary>Warm child processes for the row: --runs, or the experiment's default for the case (fewer for slow large cases).</summary>
+    private int WarmRuns(Row row) =>
+        options.RunsGiven || options.Quick ? options.Runs : row.Experiment.DefaultRuns(row.Case) ?? options.Runs;
+
+    /// <summary>Cold child processes for the row: --cold-runs, at most as many as warm ones.</summary>
+    private int ColdRuns(Row row) => Math.Min(options.ColdRuns, WarmRuns(row));
 
     private void PrepareGo(List<Row> plan)
     {
@@ -164,7 +209,7 @@ internal sealed class Runner(Options options)
         {
             _goProblem = "Go not installed: bash bench/go/install-go.sh";
             GoDescription = "missing";
-            Console.Error.WriteLine("compare: " + GoToolchain.InstallHint);
+            _progress.Message("compare: " + GoToolchain.InstallHint);
             return;
         }
 
@@ -173,38 +218,70 @@ internal sealed class Runner(Options options)
         {
             _goProblem = "repository root (Myriad.slnx) not found; run from the repository";
             GoDescription = "missing";
-            Console.Error.WriteLine("compare: cannot build bench/go: " + _goProblem);
+            _progress.Message("compare: cannot build bench/go: " + _goProblem);
             return;
         }
 
-        Console.Error.WriteLine($"compare: building bench/go with {go} ...");
+        _progress.Message($"compare: building bench/go with {go} ...");
         _gobench = GoToolchain.Build(root, go, out string? error);
         if (_gobench is null)
         {
             _goProblem = "go build failed";
             GoDescription = "missing (build failed)";
-            Console.Error.WriteLine("compare: " + error);
+            _progress.Message("compare: " + error);
             return;
         }
 
         GoDescription = GoToolchain.Version(go);
     }
 
+    private void PrepareAot(List<Row> plan)
+    {
+        if (!plan.Any(r => r.Variant.Kind == VariantKind.Aot))
+        {
+            return;
+        }
+
+        if (options.NoAot)
+        {
+            AotDescription = "skipped (--no-aot)";
+            return;
+        }
+
+        _progress.Message("compare: publishing bench/Myriad.Compare.Aot with NativeAOT (dotnet publish) ...");
+        var clock = Stopwatch.StartNew();
+        _aotChild = AotChild.Publish(out string? problem);
+        if (_aotChild is null)
+        {
+            _aotProblem = problem;
+            AotDescription = "unavailable: " + problem;
+            _progress.Message("compare: NativeAOT variant unavailable: " + problem);
+            return;
+        }
+
+        AotDescription = $"NativeAOT child published in {Format.Ms(clock.Elapsed.TotalMilliseconds)}";
+    }
+
     private void Measure(Row row)
     {
-        ChildOutcome? failure = MeasureRuns(row);
+        ChildOutcome? failure = MeasureWarm(row);
         if (failure is not null)
         {
             Fail(row, row.Case, failure);
+            Skip(ColdRuns(row));
+            return;
         }
+
+        MeasureCold(row);
     }
 
-    /// <summary>Runs the row's R children; returns the first failing outcome (the rest of the runs are skipped).</summary>
-    private ChildOutcome? MeasureRuns(Row row)
+    /// <summary>Runs the row's warm children; returns the first failing outcome (the rest of the runs are skipped).</summary>
+    private ChildOutcome? MeasureWarm(Row row)
     {
-        for (int run = 1; run <= options.Runs; run++)
+        int runs = WarmRuns(row);
+        for (int run = 1; run <= runs; run++)
         {
-            ChildOutcome outcome = Launch(row, row.Case, $"run {run}/{options.Runs}");
+            ChildOutcome outcome = Launch(row, row.Case, $"run {run}/{runs}", cold: false);
             if (outcome.Result is not null)
             {
                 row.Runs.Add(outcome.Result);
@@ -212,12 +289,47 @@ internal sealed class Runner(Options options)
 
             if (outcome.Status != ChildStatus.Ok)
             {
-                _done += options.Runs - run;
+                Skip(runs - run);
                 return outcome;
             }
         }
 
         return null;
+    }
+
+    /// <summary>
+    /// Runs the row's cold children (no warm-up). A cold probe row may overflow where the warm one
+    /// passed (tier-0 frames are larger): that is noted, not a failure.
+    /// </summary>
+    private void MeasureCold(Row row)
+    {
+        int runs = ColdRuns(row);
+        for (int run = 1; run <= runs; run++)
+        {
+            ChildOutcome outcome = Launch(row, row.Case, $"cold {run}/{runs}", cold: true);
+            if (outcome.Status == ChildStatus.Ok && outcome.Result is not null)
+            {
+                row.ColdRuns.Add(outcome.Result);
+                continue;
+            }
+
+            Skip(runs - run);
+            if (row.Variant.ProbeDepth && outcome.Status == ChildStatus.StackOverflow)
+            {
+                row.ColdNote = "stack overflow when cold (tier-0 frames are larger)";
+                row.ColdRuns.Clear();
+                return;
+            }
+
+            Fail(row, row.Case, outcome, "cold ");
+            return;
+        }
+    }
+
+    private void Skip(int children)
+    {
+        _done += children;
+        _progress.Skip(children);
     }
 
     /// <summary>
@@ -230,6 +342,7 @@ internal sealed class Runner(Options options)
     {
         long cap = row.Case.N;
         long[] ladder = LadderFor(cap);
+        int measured = WarmRuns(row) + ColdRuns(row);
         int probed = 0;
         foreach (long depth in ladder)
         {
@@ -243,7 +356,7 @@ internal sealed class Runner(Options options)
 
             if (status != ChildStatus.StackOverflow)
             {
-                _done += ladder.Length - probed + options.Runs;
+                Skip(ladder.Length - probed + measured);
                 return;
             }
 
@@ -251,12 +364,12 @@ internal sealed class Runner(Options options)
             break;
         }
 
-        _done += ladder.Length - probed;
+        Skip(ladder.Length - probed);
         if (row.DeepestPassed is null)
         {
             row.Status = RowStatus.Overflow;
             row.Note = $"stack overflow already at n={Format.Count(ladder[0])}";
-            _done += options.Runs;
+            Skip(measured);
             return;
         }
 
@@ -269,7 +382,7 @@ internal sealed class Runner(Options options)
                 break;
             }
 
-            _total++;
+            AddTotal(1);
             ChildStatus status = ProbeOnce(row, mid);
             if (status == ChildStatus.Ok)
             {
@@ -281,7 +394,7 @@ internal sealed class Runner(Options options)
             }
             else
             {
-                _done += options.Runs;
+                Skip(measured);
                 return;
             }
         }
@@ -290,7 +403,7 @@ internal sealed class Runner(Options options)
         {
             row.Case = row.Case.WithN(row.DeepestPassed!.Value);
             row.Runs.Clear();
-            ChildOutcome? failure = MeasureRuns(row);
+            ChildOutcome? failure = MeasureWarm(row);
             if (failure is null)
             {
                 break;
@@ -299,25 +412,33 @@ internal sealed class Runner(Options options)
             if (failure.Status != ChildStatus.StackOverflow || attempt >= 4 || row.Case.N <= 100)
             {
                 Fail(row, row.Case, failure);
+                Skip(ColdRuns(row));
                 return;
             }
 
             // The depth passed its probe but overflowed in a timed run: it is not reliable.
             row.FirstOverflow = Math.Min(row.FirstOverflow ?? long.MaxValue, row.Case.N);
             row.DeepestPassed = Math.Max(100, row.Case.N * 9 / 10 / 100 * 100);
-            _total += options.Runs;
+            AddTotal(WarmRuns(row));
         }
 
         row.Note = row.FirstOverflow is long fail
             ? $"deepest depth that passed every run; n={Format.Count(fail)} died of a stack overflow"
             : $"passed every probed depth up to {Format.Count(row.Case.N)}";
+        MeasureCold(row);
+    }
+
+    private void AddTotal(int children)
+    {
+        _total += children;
+        _progress.AddTotal(children);
     }
 
     /// <summary>One probe child at <paramref name="depth"/>: Ok, StackOverflow, or (anything else) a loud failure.</summary>
     private ChildStatus ProbeOnce(Row row, long depth)
     {
         Case c = row.Case.WithN(depth);
-        ChildOutcome outcome = Launch(row, c, "probe");
+        ChildOutcome outcome = Launch(row, c, "probe", cold: false);
         if (outcome.Status is not (ChildStatus.Ok or ChildStatus.StackOverflow))
         {
             Fail(row, c, outcome);
@@ -326,13 +447,14 @@ internal sealed class Runner(Options options)
         return outcome.Status;
     }
 
-    private ChildOutcome Launch(Row row, Case c, string what)
+    private ChildOutcome Launch(Row row, Case c, string what, bool cold)
     {
         _done++;
-        Progress($"[{_done}/{_total}] {row.Experiment.Id} {row.Variant.Id} {c.Label} {what}");
+        _progress.Step($"[{_done}/{_total}] {row.Experiment.Id} {row.Variant.Id} {c.Label} {what}");
         var args = new List<string>();
         string file;
         Dictionary<string, string>? env = null;
+        long warmup = cold ? 0 : row.Experiment.WarmupN(c);
         if (row.Variant.Kind == VariantKind.Go)
         {
             file = _gobench!;
@@ -347,11 +469,20 @@ internal sealed class Runner(Options options)
                 args.AddRange(["-mode", c.Mode]);
             }
 
-            args.AddRange(["-warmup", row.Experiment.WarmupN(c).ToString(CultureInfo.InvariantCulture)]);
+            args.AddRange(["-warmup", warmup.ToString(CultureInfo.InvariantCulture)]);
         }
         else
         {
-            (file, List<string> prefix) = ChildRunner.SelfCommand();
+            List<string> prefix;
+            if (row.Variant.Kind == VariantKind.Aot)
+            {
+                (file, prefix) = (_aotChild!, []);
+            }
+            else
+            {
+                (file, prefix) = ChildRunner.SelfCommand();
+            }
+
             args.AddRange(prefix);
             args.AddRange([ChildHost.Flag, "--experiment", row.Experiment.Id, "--variant", row.Variant.Id, "--n", c.N.ToString(CultureInfo.InvariantCulture)]);
             if (c.Mode.Length > 0)
@@ -364,49 +495,29 @@ internal sealed class Runner(Options options)
                 args.AddRange(["--work", c.Work.ToString(CultureInfo.InvariantCulture)]);
             }
 
-            // Tier up right after the warm-up's first calls instead of after the default 100 ms quiet period.
-            env = new Dictionary<string, string> { ["DOTNET_TC_CallCountingDelayMs"] = "0" };
+            args.AddRange(["--warmup", warmup.ToString(CultureInfo.InvariantCulture)]);
+
+            // Warm runs: tier up right after the warm-up's first calls instead of after the default
+            // 100 ms quiet period. Cold runs keep the stock settings, as a one-shot program has them.
+            if (!cold)
+            {
+                env = new Dictionary<string, string> { ["DOTNET_TC_CallCountingDelayMs"] = "0" };
+            }
         }
 
         return ChildRunner.Run(file, args, options.Timeout, env);
     }
 
-    private void Fail(Row row, Case c, ChildOutcome outcome)
+    private void Fail(Row row, Case c, ChildOutcome outcome, string what = "")
     {
         row.Status = RowStatus.Failed;
-        row.Note = outcome.Describe();
-        string message = $"FAILED: {row.Experiment.Id} {row.Variant.Id} {c.Label}: {outcome.Describe()}";
+        row.Note = what + outcome.Describe();
+        string message = $"FAILED: {row.Experiment.Id} {row.Variant.Id} {c.Label}: {what}{outcome.Describe()}";
         _failures.Add(message);
-        ClearProgress();
-        Console.Error.WriteLine("compare: " + message);
+        _progress.Message("compare: " + message);
         if (outcome.StderrTail.Length > 0)
         {
-            Console.Error.WriteLine("  child stderr: " + outcome.StderrTail.Replace("\n", "\n  ", StringComparison.Ordinal));
-        }
-    }
-
-    private int _lastLength;
-
-    private void Progress(string line)
-    {
-        if (_interactive)
-        {
-            string padded = line.Length < _lastLength ? line + new string(' ', _lastLength - line.Length) : line;
-            Console.Error.Write("\r" + padded);
-            _lastLength = line.Length;
-        }
-        else
-        {
-            Console.Error.WriteLine(line);
-        }
-    }
-
-    private void ClearProgress()
-    {
-        if (_interactive && _lastLength > 0)
-        {
-            Console.Error.Write("\r" + new string(' ', _lastLength) + "\r");
-            _lastLength = 0;
+            _progress.Message("  child stderr: " + outcome.StderrTail.Replace("\n", "\n  ", StringComparison.Ordinal));
         }
     }
 
@@ -425,6 +536,4 @@ internal sealed class Runner(Options options)
 
         return list.ToArray();
     }
-
-    public static string Elapsed(Stopwatch sw) => Format.Ms(sw.Elapsed.TotalMilliseconds);
 }

@@ -1,8 +1,8 @@
-// Command gobench runs the Go counterparts of Myriad's benchmark experiments
-// (E2, E3 and E5 of the design notes, plus ping-pong) and prints one JSON line with the
-// measurements, for the .NET compare tool to parse.
+// Command gobench runs the Go counterparts of the compare tool's experiments
+// (bench/README.md) and prints one JSON line with the measurements, for the .NET
+// compare tool to parse.
 //
-//	gobench -exp ID -n N [-work W] [-mode runtime|thread] [-warmup N2]
+//	gobench -exp ID -n N [-work W] [-mode runtime|thread|PxC/cap=K] [-warmup N2]
 //
 // Exit codes: 0 result ok, 2 bad arguments, 3 wrong result.
 package main
@@ -19,18 +19,23 @@ import (
 type config struct {
 	n    int
 	work int    // increments per job (tiny-tasks only)
-	mode string // "runtime" or "thread" (tiny-tasks only)
+	mode string // tiny-tasks: "runtime" or "thread"; worker-pool: "PxC/cap=K"
 }
 
 // experiment runs once with cfg and returns the computed and the expected result.
 type experiment func(cfg config) (result, expected int64)
 
 var experiments = map[string]experiment{
-	"chain-tasks":    chainTasks,
-	"chain-channels": chainChannels,
-	"spawn":          spawn,
-	"tiny-tasks":     tinyTasks,
-	"ping-pong":      pingPong,
+	"chain-tasks":      chainTasks,
+	"chain-channels":   chainChannels,
+	"spawn":            spawn,
+	"tiny-tasks":       tinyTasks,
+	"ping-pong":        pingPong,
+	"spawn-tree":       spawnTree,
+	"cross-ping-pong":  crossPingPong,
+	"task-awaits-jobs": awaitJobs,
+	"worker-pool":      workerPool,
+	"sleepers":         sleepers,
 }
 
 func usageError(format string, args ...any) {
@@ -43,7 +48,7 @@ func main() {
 	exp := flag.String("exp", "", "experiment id: "+strings.Join(experimentIDs(), ", "))
 	n := flag.Int("n", 0, "problem size (number of jobs / links / round trips), >= 1")
 	work := flag.Int("work", -1, "increments per job for tiny-tasks (default 1; ignored elsewhere)")
-	mode := flag.String("mode", "runtime", "tiny-tasks spawner: runtime (plain goroutine) or thread (LockOSThread)")
+	mode := flag.String("mode", "", "tiny-tasks spawner: runtime (plain goroutine, the default) or thread (LockOSThread); worker-pool shape: PxC/cap=K (default 4x4/cap=1024)")
 	warmup := flag.Int("warmup", -1, "size of the warm-up run (default min(n, 10000); 0 = none)")
 	flag.Parse() // exits 2 on a malformed flag
 
@@ -55,26 +60,37 @@ func main() {
 		usageError("unknown experiment %q (known: %s)", *exp, strings.Join(experimentIDs(), ", "))
 	case *n < 1:
 		usageError("-n must be >= 1 (got %d)", *n)
-	case *mode != "runtime" && *mode != "thread":
-		usageError("-mode must be runtime or thread (got %q)", *mode)
+	case *exp == "tiny-tasks" && *mode != "" && *mode != "runtime" && *mode != "thread":
+		usageError("-mode must be runtime or thread for tiny-tasks (got %q)", *mode)
 	case *warmup < -1:
 		usageError("-warmup must be >= 0 (got %d)", *warmup)
 	}
 
 	cfg := config{n: *n, mode: *mode}
-	if *exp == "tiny-tasks" {
+	switch *exp {
+	case "tiny-tasks":
 		cfg.work = 1
 		if *work >= 0 {
 			cfg.work = *work
 		}
-	} else {
+		if cfg.mode == "" {
+			cfg.mode = "runtime"
+		}
+	case "worker-pool":
+		if cfg.mode == "" {
+			cfg.mode = "4x4/cap=1024"
+		}
+		if _, _, _, err := parsePoolMode(cfg.mode); err != nil {
+			usageError("%v", err)
+		}
+	default:
 		if *work > 0 {
 			fmt.Fprintf(os.Stderr, "gobench: -work is ignored by %s\n", *exp)
 		}
-		if *mode != "runtime" {
+		if cfg.mode != "" {
 			fmt.Fprintf(os.Stderr, "gobench: -mode is ignored by %s\n", *exp)
 		}
-		cfg.mode = "runtime"
+		cfg.mode = ""
 	}
 
 	warm := *warmup
@@ -93,8 +109,10 @@ func main() {
 		}
 	}
 
+	lateness = nil // only the measured run's samples are reported
 	r := measure(func() (int64, int64) { return run(cfg) })
 	r.Experiment, r.Variant, r.Mode, r.N, r.Work = *exp, "go", cfg.mode, cfg.n, cfg.work
+	r.Metrics = latenessMetrics()
 	if err := r.print(os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "gobench:", err)
 		os.Exit(1)

@@ -27,6 +27,8 @@ type report struct {
 	Result         int64   `json:"result"`
 	Expected       int64   `json:"expected"`
 	ResultOK       bool    `json:"result_ok"`
+	// Metrics are experiment-specific values (the sleepers' late_p50_ms, late_p99_ms, ...).
+	Metrics map[string]float64 `json:"metrics,omitempty"`
 }
 
 func (r *report) print(w io.Writer) error {

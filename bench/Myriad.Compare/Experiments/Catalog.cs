@@ -3,10 +3,13 @@ using System.Collections.Generic;
 
 namespace Myriad.Compare.Experiments;
 
-/// <summary>Every experiment, its variants and its sizes. The defaults are chosen so that a full run takes about 10 minutes on 2 cores.</summary>
+/// <summary>
+/// Every experiment, its variants and its sizes. The default sizes and runs per size are chosen so
+/// that a full run (with Go and NativeAOT) takes about 20 minutes on 2 cores; bench/README.md lists them.
+/// </summary>
 internal static class Catalog
 {
-    public static readonly IReadOnlyList<Experiment> All =
+    public static readonly IReadOnlyList<Experiment> All = WithAot(
     [
         new Experiment
         {
@@ -38,6 +41,7 @@ internal static class Catalog
                 new Variant { Id = "tpl", Description = "`async Task<int>` that starts with `await Task.Yield()` (as published), driven from a plain thread", Run = ChainTasks.Tpl },
                 new Variant { Id = "tpl-scheduler", Description = "`async Task<int>` without `Task.Yield`, built and run inside a dedicated 2-thread TaskScheduler (as published)", Run = ChainTasks.TplScheduler },
                 new Variant { Id = "myriad", Description = "`async Job<int>` chained from a `Promise<int>`, built and run inside `MultiThreadRuntime` (2 workers)", Run = ChainTasks.Myriad },
+                new Variant { Id = "myriad-spawn", Description = "the same, but every link spawned: `last = runtime.Spawn(last, static p => Link(p))`", Run = ChainTasks.MyriadSpawn },
                 GoVariant("N goroutines, each one's result a `chan int` of capacity 1"),
             ],
             DefaultCases = [new Case(5_000), new Case(20_000), new Case(1_000_000)],
@@ -132,7 +136,95 @@ internal static class Catalog
             QuickCases = [new Case(10_000)],
             Expected = c => c.N * (c.N + 1) / 2,
         },
-    ];
+        new Experiment
+        {
+            Id = "spawn-tree",
+            Title = "A 10-ary spawn tree",
+            Summary = "A tree over N leaves: every node spawns one child per tenth of its range and awaits them in order; a leaf returns its number. The result is 0 + 1 + ... + (N-1). About 1.11 N spawns in all.",
+            Unit = "leaf",
+            Variants =
+            [
+                new Variant { Id = "tpl", Description = "`Task.Run(() => Node(lo, count))` per child, awaited in order, root on the thread pool", Run = SpawnTree.Tpl },
+                new Variant { Id = "myriad", Description = "`runtime.Spawn((runtime, lo, count), static s => Node(...))` per child, awaited in order, root inside `runtime.Run`", Run = SpawnTree.Myriad },
+                GoVariant("a goroutine per child, the children of a node send their sums on one channel per parent"),
+            ],
+            DefaultCases = [new Case(10_000), new Case(100_000), new Case(1_000_000)],
+            QuickCases = [new Case(1_000), new Case(10_000)],
+            Expected = SpawnTree.Expected,
+        },
+        new Experiment
+        {
+            Id = "cross-ping-pong",
+            Title = "Ping-pong across two runtimes",
+            Summary = "As ping-pong (N round trips over two unbuffered channels), but the pinger belongs to a single-threaded runtime driven by the child's main thread and the ponger to the multi-thread runtime, so every hop crosses from one runtime to the other. `myriad-same` is the same-runtime ping-pong program, for comparison within this table.",
+            Unit = "round trip",
+            Variants =
+            [
+                new Variant { Id = "tpl", Description = "pinger: `async Task` code on a thread with a single-threaded `SynchronizationContext` (as on a UI thread); ponger on the thread pool; two `Channel.CreateBounded<int>(0)`", Run = CrossRuntime.PingPongTpl },
+                new Variant { Id = "myriad", Description = "pinger: a job of a `CurrentThreadRuntime` (`Run` on the main thread); ponger: spawned on the `MultiThreadRuntime`; two `Chan.Unbuffered<int>()`", Run = CrossRuntime.PingPongMyriad },
+                new Variant { Id = "myriad-same", Description = "the ping-pong experiment's myriad program: both jobs on the `MultiThreadRuntime`", Run = MyriadChannels.PingPong },
+                GoVariant("pinger locked to its OS thread (`runtime.LockOSThread`), ponger a plain goroutine, two unbuffered channels; every hop wakes an OS thread (about 27 us a round trip here), so by default only at 100k", [new Case(100_000)]),
+            ],
+            DefaultCases = [new Case(100_000), new Case(1_000_000)],
+            QuickCases = [new Case(10_000)],
+            Expected = c => c.N * (c.N + 1) / 2,
+            DefaultRuns = c => c.N >= 1_000_000 ? 3 : null,
+        },
+        new Experiment
+        {
+            Id = "task-awaits-jobs",
+            Title = "Plain async Task code awaiting jobs",
+            Summary = "Ordinary `async Task` code (not a job), started on the child's main thread, awaits N jobs one after the other: `sum += await runtime.Spawn(i, static async x => { await Task.Yield(); return x; })`. Each job suspends once before it returns its number; the result is 0 + 1 + ... + (N-1).",
+            Unit = "await",
+            Variants =
+            [
+                new Variant { Id = "tpl", Description = "`sum += await Task.Run(async () => { await Task.Yield(); return x; })`", Run = CrossRuntime.AwaitJobsTpl },
+                new Variant { Id = "myriad", Description = "`sum += await runtime.Spawn(i, static async x => { await Task.Yield(); return x; })` on the `MultiThreadRuntime`", Run = CrossRuntime.AwaitJobsMyriad },
+                GoVariant("a goroutine per job that calls `runtime.Gosched()` once, then sends its number on a channel the caller receives from"),
+            ],
+            DefaultCases = [new Case(100_000)],
+            QuickCases = [new Case(10_000)],
+            Expected = CrossRuntime.AwaitJobsExpected,
+        },
+        new Experiment
+        {
+            Id = "worker-pool",
+            Title = "A worker pool over one bounded channel",
+            Summary = "P producers and C consumers share one channel of capacity K (`PxC/cap=K`; K = 0 is unbuffered). Producer p sends p, p + P, p + 2P, ... below N; consumers add up what they receive until the channel is closed after the last producer finished. The result is 0 + 1 + ... + (N-1).",
+            Unit = "item",
+            Variants =
+            [
+                new Variant { Id = "tpl", Description = "`Channel.CreateBounded<long>(K)` (.NET 10 accepts 0: a rendezvous), `WriteAsync`, `await foreach` over `ReadAllAsync`, `Writer.Complete()`; workers on the thread pool", Run = WorkerPool.Tpl },
+                new Variant { Id = "myriad", Description = "`Chan.Bounded<long>(K)` (`Chan.Unbuffered<long>()` for 0), `SendAsync`, `await foreach` over `ReadAllAsync`, `Close()`; workers spawned on the `MultiThreadRuntime`", Run = WorkerPool.Myriad },
+                GoVariant("`make(chan int64, K)`, producer and consumer goroutines, `for v := range ch`, `close` after a WaitGroup of the producers"),
+            ],
+            DefaultCases = Expand([1_000_000, 10_000_000], WorkerPoolModes, [0]),
+            QuickCases = Expand([50_000], WorkerPoolModes, [0]),
+            CasesForN = sizes => Expand(sizes, WorkerPoolModes, [0]),
+            Expected = WorkerPool.Expected,
+            DefaultRuns = c => c.N >= 10_000_000 ? 2 : 3,
+        },
+        new Experiment
+        {
+            Id = "sleepers",
+            Title = "A crowd of sleepers",
+            Summary = "N sleepers, started one after the other; each sleeps 1 s, notes its lateness (wake time - its own due time) in a preallocated array, and signals; the run ends when all have signalled. The result is the number of sleepers that woke. Lateness lines give the median, p99 and maximum; peak WS per sleeper is the whole process's peak divided by N (the lateness array's 8 B per sleeper included).",
+            Unit = "sleeper",
+            ReportsPeakPerUnit = true,
+            Variants =
+            [
+                new Variant { Id = "tpl", Description = "a plain `async Task` per sleeper: `await Task.Delay(1 s)`, then an `Interlocked` countdown that completes a `TaskCompletionSource`", Run = Sleepers.Tpl },
+                new Variant { Id = "myriad", Description = "`runtime.SpawnDetached` per sleeper: `await Job.Delay(1 s)`, then `WaitGroup.Done()`; the spawner awaits `WaitAsync()`", Run = Sleepers.Myriad },
+                GoVariant("a goroutine per sleeper: `time.Sleep(time.Second)`, then `wg.Done()`; `wg.Wait()`"),
+            ],
+            DefaultCases = [new Case(100_000), new Case(1_000_000), new Case(4_000_000)],
+            QuickCases = [new Case(10_000)],
+            Expected = c => c.N,
+            WarmupN = c => Math.Max(1, Math.Min(c.N / 10, 10_000)),
+            WarmupRounds = 1,
+            DefaultRuns = c => c.N >= 4_000_000 ? 2 : 3,
+        },
+    ]);
 
     public static Experiment? Find(string id)
     {
@@ -147,7 +239,42 @@ internal static class Catalog
         return null;
     }
 
-    private static Variant GoVariant(string description) => new() { Id = "go", Kind = VariantKind.Go, Description = "Go: " + description };
+    /// <summary>Shapes and capacities of the worker pool (a property: <see cref="All"/> is initialized first).</summary>
+    private static string[] WorkerPoolModes =>
+    [
+        WorkerPool.Mode(4, 4, 1024),
+        WorkerPool.Mode(1, 8, 1024),
+        WorkerPool.Mode(4, 4, 0),
+        WorkerPool.Mode(1, 8, 0),
+    ];
+
+    /// <summary>Id of the NativeAOT variant that every experiment with a myriad variant gets.</summary>
+    public const string AotId = "myriad-aot";
+
+    /// <summary>Adds a <c>myriad-aot</c> variant after every <c>myriad</c> variant: the same code, run by the NativeAOT build of the child.</summary>
+    private static IReadOnlyList<Experiment> WithAot(IReadOnlyList<Experiment> experiments)
+    {
+        foreach (Experiment e in experiments)
+        {
+            if (e.FindVariant("myriad") is { } myriad)
+            {
+                e.InsertAfter(myriad, new Variant
+                {
+                    Id = AotId,
+                    Kind = VariantKind.Aot,
+                    Description = "the myriad code, compiled ahead of time: the child published with NativeAOT (`bench/Myriad.Compare.Aot`)",
+                    Run = myriad.Run,
+                    DefaultCases = myriad.DefaultCases,
+                    QuickCases = myriad.QuickCases,
+                });
+            }
+        }
+
+        return experiments;
+    }
+
+    private static Variant GoVariant(string description, IReadOnlyList<Case>? defaultCases = null) =>
+        new() { Id = "go", Kind = VariantKind.Go, Description = "Go: " + description, DefaultCases = defaultCases };
 
     /// <summary>Default E5 sizes: the published ops x work pairs scaled down (see the README: the thread mode costs tens of microseconds per op here).</summary>
     private static IReadOnlyList<Case> TinyDefaults()

@@ -1,5 +1,6 @@
 using System.Threading;
 using System.Threading.Tasks;
+using Myriad.Scheduling;
 
 namespace Myriad.Compare.Experiments;
 
@@ -36,6 +37,9 @@ internal static class ChainTasks
     /// <summary><c>async Job&lt;int&gt;</c> workers chained from a <see cref="Promise{T}"/>, built and run inside the runtime.</summary>
     public static long Myriad(Case c) => Hosts.Runtime.Run(checked((int)c.N), static n => BuildJobs(n));
 
+    /// <summary>As <see cref="Myriad"/>, but every link is spawned: <c>last = runtime.Spawn(last, static p => Link(p))</c>.</summary>
+    public static long MyriadSpawn(Case c) => Hosts.Runtime.Run((Hosts.Runtime, checked((int)c.N)), static s => BuildSpawnedJobs(s.Item1, s.Item2));
+
     private static async Task<int> YieldingWorker(Task<int> previous)
     {
         await Task.Yield();
@@ -66,6 +70,19 @@ internal static class ChainTasks
         for (int i = 0; i < n; i++)
         {
             last = JobWorker(last);
+        }
+
+        head.SetResult(0);
+        return last;
+    }
+
+    private static Job<int> BuildSpawnedJobs(JobRuntime runtime, int n)
+    {
+        var head = new Promise<int>();
+        Job<int> last = head.Job;
+        for (int i = 0; i < n; i++)
+        {
+            last = runtime.Spawn(last, static previous => JobWorker(previous));
         }
 
         head.SetResult(0);

@@ -22,6 +22,17 @@ internal static class Hosts
     public static DedicatedTaskScheduler Dedicated =>
         LazyInitializer.EnsureInitialized(ref s_dedicated, static () => new DedicatedTaskScheduler(2));
 
+    private static CurrentThreadRuntime? s_currentThread;
+    private static ContextThread? s_contextThread;
+
+    /// <summary>A current-thread runtime, driven by whichever thread calls its <c>Run</c>.</summary>
+    public static CurrentThreadRuntime CurrentThread =>
+        LazyInitializer.EnsureInitialized(ref s_currentThread, static () => new CurrentThreadRuntime("compare current-thread"));
+
+    /// <summary>A thread with a single-threaded SynchronizationContext (the TPL counterpart of a current-thread runtime).</summary>
+    public static ContextThread ContextThread =>
+        LazyInitializer.EnsureInitialized(ref s_contextThread, static () => new ContextThread());
+
     private static StackThread? s_stackThread;
 
     /// <summary>

@@ -60,6 +60,9 @@ internal enum VariantKind
     /// <summary>Runs in <c>gobench</c>.</summary>
     Go,
 
+    /// <summary>Runs in the NativeAOT build of the child (<c>bench/Myriad.Compare.Aot</c>), with the code of <see cref="Variant.Run"/>.</summary>
+    Aot,
+
     /// <summary>Not available in this build (the report shows it as pending, with the reason).</summary>
     Pending,
 }
@@ -91,6 +94,9 @@ internal sealed class Variant
     public IReadOnlyList<Case>? QuickCases { get; init; }
 
     public bool IsMyriad => Id == "myriad";
+
+    /// <summary>Runs as a child of this tool (JIT) or of its NativeAOT build: the variant's code is a <see cref="Body"/>.</summary>
+    public bool IsDotNet => Kind is VariantKind.DotNet or VariantKind.Aot;
 }
 
 internal sealed class Experiment
@@ -102,7 +108,12 @@ internal sealed class Experiment
     /// <summary>What is measured, one paragraph (goes into the report).</summary>
     public required string Summary { get; init; }
 
-    public required IReadOnlyList<Variant> Variants { get; init; }
+    private List<Variant> _variants = [];
+
+    public required IReadOnlyList<Variant> Variants { get => _variants; init => _variants = [.. value]; }
+
+    /// <summary>Adds <paramref name="variant"/> right after <paramref name="after"/> (the catalog's myriad-aot variants).</summary>
+    public void InsertAfter(Variant after, Variant variant) => _variants.Insert(_variants.IndexOf(after) + 1, variant);
 
     public required IReadOnlyList<Case> DefaultCases { get; init; }
 
@@ -116,6 +127,15 @@ internal sealed class Experiment
 
     /// <summary>Size of the warm-up run inside each child (a smaller size of the same case).</summary>
     public Func<Case, long> WarmupN { get; init; } = c => Math.Max(1, Math.Min(c.N / 2, 10_000));
+
+    /// <summary>Fewest warm-up rounds inside a child (default 2; the sleepers, whose every round lasts a second, use 1).</summary>
+    public int WarmupRounds { get; init; } = 2;
+
+    /// <summary>
+    /// Child processes per case when <c>--runs</c> is not given (null: the tool's default). Large
+    /// cases of slow experiments run fewer times so that a full default run stays short.
+    /// </summary>
+    public Func<Case, int?> DefaultRuns { get; init; } = _ => null;
 
     /// <summary>Sizes differ per variant (recursion): compare time per operation rather than wall time.</summary>
     public bool ComparePerOp { get; init; }
