@@ -75,7 +75,7 @@ internal sealed class TimeSender : WorkItem
     internal void Start(TimeSpan delay)
     {
         _next = Stopwatch.GetTimestamp() + ToStopwatchTicks(delay);
-        TimerQueue.Schedule(_entry, delay, _runtime);
+        TimerQueue.ScheduleOn(_entry, delay, _runtime);
     }
 
     /// <summary>Step 1.</summary>
@@ -109,7 +109,7 @@ internal sealed class TimeSender : WorkItem
             _next = now;
         }
 
-        TimerQueue.Schedule(_entry, TimeSpan.FromSeconds((_next - now) / (double)Stopwatch.Frequency), _runtime);
+        TimerQueue.ScheduleOn(_entry, TimeSpan.FromSeconds((_next - now) / (double)Stopwatch.Frequency), _runtime);
         if (Volatile.Read(ref _stopped) != 0)
         {
             TimerQueue.Cancel(_entry);

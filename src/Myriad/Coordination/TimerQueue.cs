@@ -60,9 +60,12 @@ internal abstract class TimerQueue
     /// <summary>Schedules <paramref name="entry"/> after <paramref name="delay"/> on the clock of the current runtime (the system clock outside any).</summary>
     internal static void Schedule(TimerEntry entry, TimeSpan delay)
     {
-        JobRuntime? runtime = CurrentRuntime;
-        (runtime?.Timers ?? SystemTimerQueue.Instance).Schedule(entry, delay, runtime);
+        ScheduleOn(entry, delay, CurrentRuntime);
     }
+
+    /// <summary>Schedules <paramref name="entry"/> after <paramref name="delay"/> on <paramref name="runtime"/>'s clock (the system clock for null), to run there.</summary>
+    internal static void ScheduleOn(TimerEntry entry, TimeSpan delay, JobRuntime? runtime) =>
+        (runtime?.Timers ?? SystemTimerQueue.Instance).Schedule(entry, delay, runtime);
 
     /// <summary>Removes a pending timer; true if it will now never fire, false if it already fired.</summary>
     internal static bool Cancel(TimerEntry entry) => Volatile.Read(ref entry.Shard) is { } shard && shard.Remove(entry);

@@ -23,7 +23,7 @@ public sealed partial class MultiThreadRuntime
         {
             foreach (WorkItem item in items)
             {
-                ScheduleAfterDisposal(item);
+                item.Abandon(); // as Schedule does after the disposal finished
             }
 
             return;
@@ -38,7 +38,7 @@ public sealed partial class MultiThreadRuntime
         _idle.NotifyWork();
         if (_shutdown && IsDisposedAndDrained)
         {
-            MoveLeftoversToThreadPool();
+            AbandonLeftovers();
         }
     }
 }
