@@ -34,6 +34,19 @@ public class CapturingLambdaAnalyzerTests
         """);
 
     [Fact]
+    public Task Run_CapturingLambda_ReportsTheTypedStateTwin() => Verify.Analyzer<CapturingLambdaAnalyzer>("""
+        class C
+        {
+            static Job Use(int x) => Job.CompletedJob;
+
+            static void M(JobRuntime rt, int n)
+            {
+                rt.Run({|MYR0004:() => Use(n)|});
+            }
+        }
+        """);
+
+    [Fact]
     public Task InstanceMember_CapturesThis_Reports() => Verify.Analyzer<CapturingLambdaAnalyzer>("""
         class C
         {
@@ -55,7 +68,6 @@ public class CapturingLambdaAnalyzerTests
             {
                 rt.Detach(rt.Spawn(n, static x => Use(x)));
                 rt.Detach(rt.Spawn(() => Use(1)));
-                rt.Run(() => Use(n));                    // Run(Func<Job>) has no typed-state twin
                 Func<Job> notMyriad = () => Use(n);
                 rt.Detach(notMyriad());
             }
