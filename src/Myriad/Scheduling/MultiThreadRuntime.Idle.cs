@@ -22,7 +22,8 @@ public sealed partial class MultiThreadRuntime
     /// 1. The work is already published (queue write), then a full fence.
     /// 2. If a worker is searching, stop: it will find the work, and if it was the last searcher it
     ///    re-checks every queue before sleeping (step 2 of Park).
-    /// 3. If nobody is parked, stop: every worker is running and will reach the queues.
+    /// 3. If nobody is parked, stop: every worker is running and will reach the queues. (Arm the
+    ///    watchdog, which starts a spare thread if that never happens: see TryStartSpare.)
     /// 4. Under the lock, pop a parked worker, mark it searching, and unpark it.</para>
     /// <para><b>Park (a worker that found nothing).</b>
     /// 1. Stop searching (decrement <c>_searching</c>; full fence).
@@ -52,8 +53,16 @@ public sealed partial class MultiThreadRuntime
         internal void NotifyWork()
         {
             Interlocked.MemoryBarrier();
-            if (Volatile.Read(ref _searching) != 0 || Volatile.Read(ref _idleCount) == 0)
+            if (Volatile.Read(ref _searching) != 0)
             {
+                return;
+            }
+
+            if (Volatile.Read(ref _idleCount) == 0)
+            {
+                // Every worker is running an item. They reach the queues when it returns, unless it
+                // blocks: the watchdog then sees the work stall and starts a spare thread.
+                runtime.WatchForStall();
                 return;
             }
 

@@ -132,6 +132,40 @@ public sealed partial class MultiThreadRuntime
         return current;
     }
 
+    /// <summary>A worker-side notify found every worker busy: make sure the watchdog looks for a stall.</summary>
+    internal void WatchForStall()
+    {
+        if (_options.MaxSpareThreads != 0)
+        {
+            ArmWakeTimer();
+        }
+    }
+
+    /// <summary>
+    /// Step 3 of a tick found stuck work. If no worker is parked or searching, no wake can help; once
+    /// that has lasted a whole <see cref="RuntimeOptions.SpareThreadDelay"/>, start a spare thread
+    /// (see <see cref="TryStartSpare"/>).
+    /// </summary>
+    private void CheckStall(ref long stalledSince)
+    {
+        if (_idle.IdleCount != 0 || _idle.SearchingCount != 0 || _options.MaxSpareThreads == 0)
+        {
+            stalledSince = 0;
+            return;
+        }
+
+        long now = Environment.TickCount64;
+        if (stalledSince == 0)
+        {
+            stalledSince = now;
+        }
+        else if (now - stalledSince >= _options.SpareThreadDelayMilliseconds)
+        {
+            stalledSince = 0;
+            TryStartSpare();
+        }
+    }
+
     private void StartWatchdog()
     {
         lock (_watchdogParker)
@@ -164,7 +198,8 @@ public sealed partial class MultiThreadRuntime
     /// 3. Otherwise look at each place that holds work: a worker's run queue and next-job slot, and
     ///    the injection queue. Work there is stuck if that place did not move for a whole tick: the
     ///    worker ran no item from its loop, or no item left the injection queue (a take-back by a
-    ///    waiting spawner included). If anything is stuck, wake a worker.
+    ///    waiting spawner included). If anything is stuck, wake a worker; if there is none to wake
+    ///    and that lasts, start a spare thread (see <see cref="CheckStall"/>).
     /// 4. Re-arm, and look again next tick while work stays visible.
     /// Progress is judged per place, not for the runtime as a whole: an item queued behind a worker
     /// that runs one long item is stuck even while the other workers keep running their own work.
@@ -177,8 +212,11 @@ public sealed partial class MultiThreadRuntime
         int delay = Math.Max(1, _options.LazyWakeDelayMilliseconds);
         long[] lastRun = new long[_workers.Length];
         long lastRemovals = -1;
+        long stalledSince = 0;
         Array.Fill(lastRun, -1);
-        while (!_shutdown)
+
+        // Not just until shutdown: a worker blocked during the drain still needs a spare thread.
+        while (Volatile.Read(ref _disposalFinished) == 0)
         {
             if (Volatile.Read(ref _wakeTimerArmed) == 0)
             {
@@ -220,6 +258,11 @@ public sealed partial class MultiThreadRuntime
             if (stuck)
             {
                 _idle.NotifyWork();
+                CheckStall(ref stalledSince);
+            }
+            else
+            {
+                stalledSince = 0;
             }
 
             Interlocked.Exchange(ref _wakeTimerArmed, 1);

@@ -13,8 +13,8 @@ namespace Myriad.Scheduling;
 /// (<see cref="ObjectDisposedException"/>), lets the workers run every job already queued and every
 /// continuation those jobs queue in turn, and returns when all queues are empty and the workers have
 /// exited. A job suspended on something that never completes (a receive on a channel nobody writes)
-/// is not queued and so does not hold up disposal: its handle simply stays pending. Work that
-/// arrives after disposal (a timer firing for such a job) runs on the .NET thread pool. Disposing
+/// is not queued and so does not hold up disposal: its handle simply stays pending. A job woken
+/// after the disposal finished (a timer firing for such a job) ends canceled instead of running. Disposing
 /// from one of the runtime's own workers only starts the shutdown and returns at once (waiting
 /// there could deadlock on a worker blocked waiting for the disposing job); the drain then runs
 /// as usual, and another thread's <see cref="JobRuntime.Dispose()"/> or
@@ -22,8 +22,12 @@ namespace Myriad.Scheduling;
 /// blocking a worker on it waits for that worker itself.</para>
 /// <para><b>Blocking a worker.</b> Waiting synchronously on a worker (<c>job.Wait()</c>) keeps that
 /// worker running other jobs until the awaited one completes, so it cannot deadlock the runtime;
-/// blocking a worker on anything else (a lock, <c>Thread.Sleep</c>) takes it out of service for that
-/// long, as with any fixed-size pool.</para>
+/// blocking a worker on anything else (a lock, <c>Task.Result</c>, <c>Thread.Sleep</c>) takes it out
+/// of service for that long. When queued work then waits for a whole
+/// <see cref="RuntimeOptions.SpareThreadDelay"/> with every worker busy, the runtime starts a spare
+/// thread of its own that runs it until the stall is over (at most
+/// <see cref="RuntimeOptions.MaxSpareThreads"/> at once), so a job blocking on a task that needs
+/// this runtime does not deadlock it.</para>
 /// </remarks>
 public sealed partial class MultiThreadRuntime : JobRuntime
 {
@@ -144,8 +148,8 @@ public sealed partial class MultiThreadRuntime : JobRuntime
         }
     }
 
-    /// <summary>True once every worker has exited after disposal.</summary>
-    private bool IsDisposedAndDrained => Volatile.Read(ref _exitedWorkers) == _workers.Length;
+    /// <summary>True once every worker and every spare thread has exited after disposal.</summary>
+    private bool IsDisposedAndDrained => Volatile.Read(ref _exitedWorkers) == _workers.Length && Volatile.Read(ref _liveSpares) == 0;
 
     private int _exitedWorkers;
 
@@ -158,10 +162,10 @@ public sealed partial class MultiThreadRuntime : JobRuntime
     /// </summary>
     internal void OnWorkerExited()
     {
-        if (Interlocked.Increment(ref _exitedWorkers) == _workers.Length)
+        // Step 3 of the spare protocol (see TryStartSpare): a spare still running keeps the drain open.
+        if (Interlocked.Increment(ref _exitedWorkers) == _workers.Length && Volatile.Read(ref _liveSpares) == 0)
         {
-            AbandonLeftovers();
-            CompleteDisposal();
+            FinishDisposal();
         }
     }
 
@@ -212,9 +216,9 @@ public sealed partial class MultiThreadRuntime : JobRuntime
         // Found by thread, not by the current context: a worker driving a single-threaded runtime
         // is in that runtime's context but is still one of ours; a worker of another runtime is an
         // outside thread here.
-        if (CurrentWorker() is not null)
+        if (CurrentWorker() is not null || SchedulerContext.Current is SpareWorker { Runtime: var owner } && owner == this)
         {
-            // On a worker, Dispose only starts the shutdown. Waiting for the other workers could
+            // On a worker (or a spare thread), Dispose only starts the shutdown. Waiting for the other workers could
             // deadlock: one of them may be blocked in a Wait for the very job that calls Dispose.
             // The workers (this one once its item returns) drain and exit; the last one abandons
             // the leftovers and completes the disposal (OnWorkerExited).
@@ -226,7 +230,14 @@ public sealed partial class MultiThreadRuntime : JobRuntime
             worker.Join();
         }
 
-        AbandonLeftovers(); // the last worker did too; this catches what came after it
-        CompleteDisposal();
+        // A spare may still run the job a blocked worker was waiting for; the last one to leave
+        // finishes the disposal (see TryStartSpare), so wait for it rather than cut it short.
+        SpinWait spin = default;
+        while (Volatile.Read(ref _liveSpares) != 0)
+        {
+            spin.SpinOnce(sleep1Threshold: 0);
+        }
+
+        FinishDisposal(); // the last worker or spare did too; this catches what came after it
     }
 }

@@ -137,6 +137,47 @@ public sealed class RuntimeOptions
 
     internal int LazyWakeDelayMilliseconds { get; private set; } = 1;
 
+    /// <summary>
+    /// How long queued work may wait while every worker is busy before the runtime starts a spare
+    /// thread to run it (see <see cref="MaxSpareThreads"/>). Default 20 ms: far longer than any
+    /// item of a healthy job (microseconds), so ordinary load never starts one, and short enough that
+    /// a job blocked on a task that needs this runtime costs a pause rather than a deadlock. Go's
+    /// monitor takes a processor from a thread blocked in a system call after 20 µs to 10 ms; a
+    /// spare thread costs more than Go's handoff, so the threshold is higher.
+    /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException">Less than 1 ms or more than one minute.</exception>
+    public TimeSpan SpareThreadDelay
+    {
+        get => TimeSpan.FromMilliseconds(SpareThreadDelayMilliseconds);
+        set
+        {
+            if (value < TimeSpan.FromMilliseconds(1) || value > TimeSpan.FromMinutes(1))
+            {
+                throw new ArgumentOutOfRangeException(nameof(value), value, "Must be between 1 ms and one minute.");
+            }
+
+            SpareThreadDelayMilliseconds = (int)Math.Ceiling(value.TotalMilliseconds);
+        }
+    }
+
+    internal int SpareThreadDelayMilliseconds { get; private set; } = 20;
+
+    /// <summary>
+    /// Spare threads a <see cref="MultiThreadRuntime"/> may run at once when its workers are all
+    /// stuck in blocking calls (see <see cref="SpareThreadDelay"/>); each leaves once it has found no
+    /// work for a whole delay. Default 64: enough for a burst of blocked jobs, while bounding the
+    /// threads (and stacks) a runaway blocking pattern can create. 0 disables spares: a fixed-size
+    /// pool that a blocked worker takes out of service.
+    /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException">Less than 0 or more than 4096.</exception>
+    public int MaxSpareThreads
+    {
+        get => _maxSpareThreads;
+        set => _maxSpareThreads = Check(value, 0, 4096);
+    }
+
+    private int _maxSpareThreads = 64;
+
     /// <summary>Stack size of the worker threads in bytes; 0 (the default) uses the platform default.</summary>
     /// <exception cref="ArgumentOutOfRangeException">The value is negative.</exception>
     public int ThreadStackSize

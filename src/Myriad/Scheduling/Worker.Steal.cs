@@ -61,4 +61,11 @@ internal sealed partial class Worker
 
         return null;
     }
+
+    /// <summary>
+    /// A spare thread's theft (see <see cref="SpareWorker"/>): half of this worker's run queue, else
+    /// its next-job slot whatever the queue holds, since this worker is presumed stuck in an item.
+    /// </summary>
+    internal WorkItem? StealInto(LocalQueueOwner thief) =>
+        thief.StealFrom(Stealer) ?? (Volatile.Read(ref _next) is null ? null : Interlocked.Exchange(ref _next, null));
 }

@@ -1,0 +1,81 @@
+using System.Threading;
+
+namespace Myriad.Scheduling;
+
+public sealed partial class MultiThreadRuntime
+{
+    /// <summary>Spare threads alive (see <see cref="SpareWorker"/>); the disposal completes only once this is 0.</summary>
+    private int _liveSpares;
+
+    private long _sparesStarted;
+
+    /// <summary>Spare threads alive now (diagnostics and tests).</summary>
+    internal int LiveSpareCount => Volatile.Read(ref _liveSpares);
+
+    /// <summary>Spare threads started so far (diagnostics and tests).</summary>
+    internal long SparesStarted => Volatile.Read(ref _sparesStarted);
+
+    /// <summary>0, then 1 once <see cref="FinishDisposal"/> ran: once set, never unset.</summary>
+    private int _disposalFinished;
+
+    /// <summary>
+    /// Compensation for a blocked worker: the watchdog saw queued work that no worker took for a whole
+    /// <see cref="RuntimeOptions.SpareThreadDelay"/> while no worker was parked or searching, so no
+    /// wake could help. Every worker is then stuck in an item: blocked on something Myriad cannot see
+    /// (a <c>Task.Result</c> whose task needs this runtime, a lock, I/O) or computing for long. A
+    /// fixed-size pool would deadlock on the first case; a spare thread runs the queued work until
+    /// the stall is over, as the .NET thread pool injects threads when its workers starve and Go's
+    /// monitor hands a processor away from a thread blocked in a system call.
+    /// </summary>
+    /// <remarks>
+    /// <para><b>Protocol.</b>
+    /// 1. Reserve a slot: increment <c>_liveSpares</c>; give it back if that exceeds
+    ///    <see cref="RuntimeOptions.MaxSpareThreads"/>, or if every worker has already left after
+    ///    disposal (nothing is blocked then).
+    /// 2. Start the spare; it runs queued work and leaves once it finds none for a whole delay.
+    /// 3. On leaving it decrements <c>_liveSpares</c> (full fence) and then reads the exited-worker
+    ///    count; the last worker to leave increments that count (full fence) and then reads
+    ///    <c>_liveSpares</c>. Whichever of them sees the other gone finishes the disposal; both may,
+    ///    so <see cref="FinishDisposal"/> runs its body once.</para>
+    /// </remarks>
+    private void TryStartSpare()
+    {
+        int max = _options.MaxSpareThreads;
+        if (Interlocked.Increment(ref _liveSpares) > max || (_shutdown && Volatile.Read(ref _exitedWorkers) == _workers.Length))
+        {
+            Interlocked.Decrement(ref _liveSpares); // step 1 refused; the last one out may be us
+            if (_shutdown && IsDisposedAndDrained)
+            {
+                FinishDisposal();
+            }
+
+            return;
+        }
+
+        Interlocked.Increment(ref _sparesStarted);
+        new SpareWorker(this).Start();
+    }
+
+    /// <summary>Step 3, on the spare's thread as it leaves.</summary>
+    internal void OnSpareExited()
+    {
+        if (Interlocked.Decrement(ref _liveSpares) == 0 && _shutdown && Volatile.Read(ref _exitedWorkers) == _workers.Length)
+        {
+            FinishDisposal();
+        }
+    }
+
+    /// <summary>
+    /// The drain is over (every worker and spare left): abandon what still arrived, stop the watchdog
+    /// and complete the disposal. Runs its body once, whoever gets here first.
+    /// </summary>
+    private void FinishDisposal()
+    {
+        AbandonLeftovers();
+        if (Interlocked.Exchange(ref _disposalFinished, 1) == 0)
+        {
+            _watchdogParker.Unpark();
+            CompleteDisposal();
+        }
+    }
+}

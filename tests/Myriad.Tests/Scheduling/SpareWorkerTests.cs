@@ -1,0 +1,112 @@
+using System;
+using System.Threading;
+using System.Threading.Tasks;
+using Myriad.Scheduling;
+using Myriad.Tests.Support;
+using Xunit;
+
+namespace Myriad.Tests.Scheduling;
+
+/// <summary>
+/// A worker blocked outside Myriad's control (here <c>Task.Result</c> on a task that needs the same
+/// runtime) does not deadlock a <see cref="MultiThreadRuntime"/>: after
+/// <see cref="RuntimeOptions.SpareThreadDelay"/> a spare thread of the runtime runs the stuck work.
+/// </summary>
+public class SpareWorkerTests
+{
+    private static async Task<int> DelayedOnRuntime(JobRuntime runtime)
+    {
+        await Task.Delay(5);
+        return runtime.IsRuntimeThread ? 7 : -1; // the continuation comes back to the runtime's TaskScheduler
+    }
+
+    /// <summary>
+    /// A detached job (so it runs on a worker, not inline on a waiting thread) that blocks on
+    /// <c>Task.Result</c> of a task started on its own runtime's TaskScheduler.
+    /// </summary>
+    private static Task<int> BlockOnAWorker(MultiThreadRuntime runtime)
+    {
+        var outcome = new TaskCompletionSource<int>(TaskCreationOptions.RunContinuationsAsynchronously);
+        runtime.SpawnDetached((runtime, outcome), static s =>
+        {
+            Task<int> task = Task.Factory.StartNew(() => DelayedOnRuntime(s.runtime), CancellationToken.None, TaskCreationOptions.DenyChildAttach, s.runtime.TaskScheduler).Unwrap();
+            s.outcome.SetResult(task.Result); // blocks the worker
+        });
+        return outcome.Task;
+    }
+
+    [Fact]
+    public void TaskResult_OnATaskOfTheOwnSchedulerWithOneWorker_CompletesAndDisposeReturns()
+    {
+        var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1 });
+        int result = TestHelpers.OnThread(() => BlockOnAWorker(runtime).Result);
+
+        Assert.Equal(7, result);
+        Assert.True(runtime.SparesStarted >= 1);
+        TestHelpers.OnThread(runtime.Dispose); // must not hang
+    }
+
+    [Fact]
+    public void Dispose_WhileTheOnlyWorkerIsBlockedOnItsOwnTask_DrainsAndReturns()
+    {
+        var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1 });
+        Task<int> job = BlockOnAWorker(runtime);
+        Thread.Sleep(2);
+        TestHelpers.OnThread(runtime.Dispose);
+        Assert.True(job.Wait(TestHelpers.DefaultTimeout));
+        Assert.Equal(7, job.Result);
+    }
+
+    [Fact]
+    public void SpareThread_AfterTheStall_LeavesAndTheRuntimeKeepsWorking()
+    {
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1, SpareThreadDelay = TimeSpan.FromMilliseconds(5) });
+        for (int round = 0; round < 3; round++)
+        {
+            int result = TestHelpers.OnThread(() => BlockOnAWorker(runtime).Result);
+            Assert.Equal(7, result);
+        }
+
+        // Spares leave once idle for a delay; ordinary work then runs on the worker alone.
+        TestHelpers.OnThread(() =>
+        {
+            while (runtime.LiveSpareCount != 0)
+            {
+                Thread.Sleep(1);
+            }
+        });
+        Assert.Equal(41, TestHelpers.OnThread(() => runtime.Spawn(40, static async x => { await Task.Yield(); return x + 1; }).Wait()));
+    }
+
+    [Fact]
+    public void MaxSpareThreadsZero_DisablesSpares()
+    {
+        var options = new RuntimeOptions { MaxSpareThreads = 0 };
+        Assert.Equal(0, options.MaxSpareThreads);
+        Assert.Throws<ArgumentOutOfRangeException>(() => new RuntimeOptions { MaxSpareThreads = -1 });
+        Assert.Throws<ArgumentOutOfRangeException>(() => new RuntimeOptions { SpareThreadDelay = TimeSpan.Zero });
+    }
+
+    [Fact]
+    public void ManyJobsBlockedOnTheirOwnTasks_AllComplete()
+    {
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2, SpareThreadDelay = TimeSpan.FromMilliseconds(5) });
+        int sum = TestHelpers.OnThread(() =>
+        {
+            var jobs = new Task<int>[16];
+            for (int i = 0; i < jobs.Length; i++)
+            {
+                jobs[i] = BlockOnAWorker(runtime);
+            }
+
+            int total = 0;
+            foreach (Task<int> job in jobs)
+            {
+                total += job.Result;
+            }
+
+            return total;
+        });
+        Assert.Equal(16 * 7, sum);
+    }
+}
