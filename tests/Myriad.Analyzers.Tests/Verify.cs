@@ -29,6 +29,9 @@ internal static class Verify
 
     private static readonly ImmutableArray<MetadataReference> s_references = LoadReferences();
 
+    /// <summary>This process's framework assemblies and Myriad.</summary>
+    public static ImmutableArray<MetadataReference> References => s_references;
+
     public static Task Analyzer<TAnalyzer>(string source)
         where TAnalyzer : DiagnosticAnalyzer, new()
     {

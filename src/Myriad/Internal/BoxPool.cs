@@ -19,7 +19,7 @@ namespace Myriad.Internal;
 /// The per-thread stack needs no synchronisation. A shared slot holds at most one item and is only
 /// ever swapped atomically, so an item is handed to at most one renter. The pool never blocks; a
 /// burst of a million live boxes is allocated once and mostly left to the GC, while a batch of about
-/// a thousand (spawn a batch, await it, repeat: experiment E3) recycles without allocating.
+/// a thousand (spawn a batch, await it, repeat: the spawn experiment) recycles without allocating.
 /// An item must be fully reset before Return: the pool does not touch its fields.</para>
 /// <para>Why the per-thread stacks live in <see cref="PerThread"/> (one array slot per pooled type)
 /// rather than in a thread-static of this generic class: a thread-static of a generic type is

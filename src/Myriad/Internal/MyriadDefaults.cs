@@ -32,7 +32,7 @@ internal static class MyriadDefaults
     /// <summary>
     /// The most boxes a per-thread stack grows to (it doubles from <see cref="PerThreadPoolDepth"/>
     /// when a return finds it full, and shrinks back after every gen-2 collection). 1024 covers the
-    /// E3 pattern, a job that spawns a batch of 1000 jobs and awaits them, so that every batch after
+    /// spawn-experiment pattern, a job that spawns a batch of 1000 jobs and awaits them, so that every batch after
     /// the first recycles its boxes instead of allocating them. AppContext key:
     /// <c>Myriad.ThreadPoolMaxDepth</c> (never below the initial depth).
     /// </summary>

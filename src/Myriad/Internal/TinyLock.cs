@@ -10,7 +10,7 @@ namespace Myriad.Internal;
 /// (a few pointer moves; never user code, never a completion).
 /// </summary>
 /// <remarks>
-/// <para><b>Why not <c>lock</c>.</b> A channel is created per pipeline stage (experiment E2 builds a
+/// <para><b>Why not <c>lock</c>.</b> A channel is created per pipeline stage (the chained-workers experiment builds a
 /// million of them), so the lock must not cost an object; a <see cref="Monitor"/> on the channel itself
 /// would let user code that locks the channel deadlock it. The sections guarded here never block and
 /// never run user code, so a holder is only ever delayed by preemption.</para>

@@ -13,7 +13,7 @@ namespace Myriad.Jobs;
 /// <remarks>
 /// Three strategies, cheapest first:
 /// 1. A spawned job that no worker has started yet is claimed and run on the waiting thread: a
-///    plain thread that spawns and waits pays no cross-thread hand-off at all (experiment E5).
+///    plain thread that spawns and waits pays no cross-thread hand-off at all (the tiny-tasks experiment of docs/experiments.md).
 /// 2. On a scheduler thread (a worker, or a thread driving a current-thread runtime) the waiter
 ///    keeps running that scheduler's work until the job completes, so blocking a worker cannot
 ///    deadlock a runtime that needs that very worker to finish the job. When there is nothing to

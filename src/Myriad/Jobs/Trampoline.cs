@@ -14,7 +14,7 @@ namespace Myriad.Jobs;
 /// <remarks>
 /// <para><b>Why.</b> An async method that completes synchronously is an ordinary nested call, and a
 /// completion runs its awaiter's continuation inline: a 10,000-deep recursion or a chain of a million
-/// awaits becomes a million nested frames (experiment E1). The TPL's answer is <c>Task.Yield</c>, a
+/// awaits becomes a million nested frames (the deep-recursion experiment of docs/experiments.md). The TPL's answer is <c>Task.Yield</c>, a
 /// thread-pool round trip per level. Ours is a depth counter: inline while shallow, queued when deep.</para>
 /// <para><b>Protocol.</b>
 /// 1. <see cref="PerThread.Depth"/> counts the Myriad frames (Start or Dispatch) on this thread's stack.

@@ -17,7 +17,7 @@ namespace Myriad.Scheduling;
 /// <see cref="IsEmpty"/> is read without the lock (a volatile count, written under the lock), so
 /// idle checks and the fair-interval probe cost no lock when there is nothing to take.
 /// <see cref="TryTakeBackLast"/> lets a plain thread that spawned a job and now waits for it run it
-/// itself without leaving a stale entry behind (experiment E5: spawn-and-wait from a plain thread).
+/// itself without leaving a stale entry behind (the tiny-tasks experiment: spawn-and-wait from a plain thread).
 /// </remarks>
 internal sealed class InjectionQueue
 {

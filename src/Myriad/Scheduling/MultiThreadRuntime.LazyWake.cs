@@ -17,7 +17,7 @@ public sealed partial class MultiThreadRuntime
     /// <remarks>
     /// <para><b>Why lazy.</b> Waking a parked worker costs a futex call here and a context switch
     /// there, several microseconds, and the woken worker then spins looking for work: this is how
-    /// tiny tasks make the .NET thread pool burn every core (experiment E5). Yet a plain thread that
+    /// tiny tasks make the .NET thread pool burn every core (the tiny-tasks experiment of docs/experiments.md). Yet a plain thread that
     /// spawns a job very often waits for it at once, and then runs it itself
     /// (<see cref="EnterInlineRun"/>), which needs no worker at all.</para>
     /// <para>A worker that spawns a single job follows the same idea (see <see cref="Schedule(WorkItem, PerThread)"/>):

@@ -82,7 +82,7 @@ public sealed class RuntimeOptions
     /// <summary>
     /// Rounds over all other workers' queues (each round followed by a short spin) that an idle
     /// worker makes before it parks. Default 2: bounded spinning, so that an idle core really idles
-    /// (the .NET thread pool's longer spins are what makes tiny tasks burn every core, experiment E5).
+    /// (the .NET thread pool's longer spins are what makes tiny tasks burn every core, the tiny-tasks experiment of docs/experiments.md).
     /// </summary>
     public int SearchRounds
     {

@@ -61,6 +61,38 @@ public class JobDiagnosticsTests
         }
     }
 
+    private static async Job<int> SumAll(Myriad.Channels.Chan<int> channel)
+    {
+        int sum = 0;
+        await foreach (int item in channel.ReadAllAsync())
+        {
+            sum += item;
+        }
+
+        return sum;
+    }
+
+    [Fact]
+    public void Snapshot_JobInAwaitForeachOverReadAllAsync_NamesTheChannel()
+    {
+        JobDiagnostics.TrackLiveJobs = true;
+        try
+        {
+            var channel = Myriad.Channels.Chan.Unbounded<int>();
+            Job<int> job = SumAll(channel);
+            LiveJob live = Assert.Single(JobDiagnostics.Snapshot(), j => j.Method.EndsWith("SumAll"));
+            Assert.Contains("Chan<Int32>.ReadAllAsync", live.Awaiting);
+            Assert.DoesNotContain("non-Myriad", live.Awaiting);
+            channel.TrySend(5);
+            channel.Close();
+            Assert.Equal(5, job.Wait());
+        }
+        finally
+        {
+            JobDiagnostics.TrackLiveJobs = false;
+        }
+    }
+
     /// <summary>An awaiter with no fields (like Task.Yield's): its pending await leaves nothing in the state machine's awaiter field.</summary>
     private readonly struct FieldlessAwaitable : System.Runtime.CompilerServices.ICriticalNotifyCompletion
     {
