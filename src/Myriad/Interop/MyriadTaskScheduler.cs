@@ -25,7 +25,8 @@ internal sealed class MyriadTaskScheduler(JobRuntime runtime) : TaskScheduler
 {
     public override int MaximumConcurrencyLevel => runtime.WorkerCount;
 
-    protected override void QueueTask(Task task) => runtime.Schedule(new TaskWorkItem(this, task));
+    /// <summary>The TPL queues a task or a continuation from any thread: a resume, never a spawn that the caller will wait for itself.</summary>
+    protected override void QueueTask(Task task) => runtime.ScheduleResume(new TaskWorkItem(this, task), PerThread.Current);
 
     protected override bool TryExecuteTaskInline(Task task, bool taskWasPreviouslyQueued)
     {

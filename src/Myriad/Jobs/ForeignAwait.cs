@@ -103,7 +103,7 @@ internal sealed class ForeignAwait
         PerThread state = PerThread.Current;
         if (runtime is not null && state.Context?.Runtime != runtime)
         {
-            runtime.Schedule(box, state);
+            runtime.ScheduleResume(box, state);
         }
         else
         {

@@ -152,7 +152,7 @@ internal sealed class StateMachineBox<[DynamicallyAccessedMembers(DynamicallyAcc
         }
         else if (RuntimeRegistry.Find(owner) is { } runtime)
         {
-            runtime.Schedule(this, state);
+            runtime.ScheduleResume(this, state);
         }
         else
         {

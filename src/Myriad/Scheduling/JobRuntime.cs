@@ -133,6 +133,14 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     /// <summary><see cref="Schedule(WorkItem)"/> for a caller that already holds the thread's state.</summary>
     internal virtual void Schedule(WorkItem item, PerThread state) => Schedule(item);
 
+    /// <summary>
+    /// Queues a resume that comes from outside the runtime: a Task completing on an I/O or timer
+    /// thread, another runtime's worker, a plain thread's channel send. Unlike a spawn, whoever queues
+    /// it will never run it, so a runtime must not defer the wake it may owe (see the lazy-wake
+    /// protocol). The default is <see cref="Schedule(WorkItem, PerThread)"/>.
+    /// </summary>
+    internal virtual void ScheduleResume(WorkItem item, PerThread state) => Schedule(item, state);
+
     /// <summary>Runs an item that has no runtime (or whose runtime is gone and that may run anywhere) on the .NET thread pool.</summary>
     internal static void ScheduleAfterDisposal(WorkItem item) => Trampoline.RunOnThreadPool(item);
 

@@ -64,6 +64,38 @@ public sealed partial class MultiThreadRuntime
     }
 
     /// <summary>
+    /// A resume from outside (see <see cref="JobRuntime.ScheduleResume"/>): the same enqueue as
+    /// <see cref="ScheduleFromOutside"/>, but the wake is paid at once. The queuing thread (an I/O
+    /// completion, another runtime's worker) will neither wait for the job nor spawn again soon, so
+    /// a deferred wake would only be paid by the watchdog, adding up to two lazy-wake delays to
+    /// every cross-thread resume.
+    /// </summary>
+    internal override void ScheduleResume(WorkItem item, PerThread state)
+    {
+        if (state.Context is Worker worker && worker.Runtime == this)
+        {
+            Schedule(item, state);
+            return;
+        }
+
+        if (_shutdown && IsDisposedAndDrained)
+        {
+            item.Abandon();
+            return;
+        }
+
+        _global.Enqueue(item);
+
+        // The same store -> load fence and shutdown re-check as ScheduleFromOutside and Schedule.
+        Interlocked.MemoryBarrier();
+        _idle.NotifyWork();
+        if (_shutdown && IsDisposedAndDrained)
+        {
+            AbandonLeftovers();
+        }
+    }
+
+    /// <summary>
     /// A worker's own work that it will most likely run itself (its next-job slot) but that could
     /// wait behind a long item: wake a sibling only if it is still there after the lazy-wake delay
     /// (at once when the delay is zero).
