@@ -96,8 +96,8 @@ public readonly struct JobAwaiter : ICriticalNotifyCompletion, IJobAwaiter
 
     internal JobAwaiter(Job<VoidResult> job) => _job = job;
 
-    /// <summary>Whether the job has completed.</summary>
-    public bool IsCompleted => _job.IsCompleted;
+    /// <summary>Whether the job has completed; as <see cref="JobAwaiter{T}.IsCompleted"/>, a spawned job not started yet is run here first when awaited from a job of its runtime.</summary>
+    public bool IsCompleted => _job._box is not { } box || box.IsCompleted(_job._token) || JobCell.HelpThenCheck(box, _job._token);
 
     /// <summary>Consumes the job; throws its exception.</summary>
     public void GetResult()

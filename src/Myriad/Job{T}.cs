@@ -102,8 +102,12 @@ public readonly struct JobAwaiter<T> : ICriticalNotifyCompletion, IJobAwaiter
 
     internal JobAwaiter(Job<T> job) => _job = job;
 
-    /// <summary>Whether the job has completed.</summary>
-    public bool IsCompleted => _job.IsCompleted;
+    /// <summary>
+    /// Whether the job has completed. A spawned job that has not started yet, awaited from a job
+    /// of the same runtime, is run right here first (join helping), so the awaiting job need not
+    /// suspend behind it.
+    /// </summary>
+    public bool IsCompleted => _job._box is not { } box || box.IsCompleted(_job._token) || JobCell.HelpThenCheck(box, _job._token);
 
     /// <summary>The result (consumes the job); throws the job's exception.</summary>
     public T GetResult() => _job._box is null ? _job._result : _job._box.GetResult(_job._token);

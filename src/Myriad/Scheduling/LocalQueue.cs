@@ -28,6 +28,17 @@ namespace Myriad.Scheduling;
 /// <para><b>Pop (owner).</b> Read head and tail; if empty return; read the slot at head; CAS head to
 /// head + 1; on failure (a thief took it) retry. LIFO order is given by the separate next-job slot,
 /// the ring itself is FIFO so that old work is not starved.</para>
+/// <para><b>Take back the last (owner).</b> A spawned job that its spawner runs at once (join
+/// helping) takes its own entry back, so that a job spawning and awaiting in a loop leaves no stale
+/// entries to overflow the ring.
+/// 1. If the slot at <c>_tail - 1</c> (t) does not hold the item, give up.
+/// 2. Publish tail = t with a full fence, then read head (h).
+/// 3. h &lt; t: the item is the owner's. A thief that read the old tail takes at most
+///    ceil(count / 2) items of a count of at least 2, which ends at or before t.
+/// 4. h == t: the item is the only one, and a thief may be taking it: claim it by CAS of head from t
+///    to t + 1, as a thief would. Either way the ring is then empty: restore tail = t + 1.
+/// 5. h &gt; t: a thief took it; restore tail = t + 1 (empty) and give up.
+/// Between steps 2 and 4 a thief may read tail below head and finds nothing, as for an empty ring.</para>
 /// <para><b>Steal half (thief).</b>
 /// 1. Read victim head (acquire) and tail (acquire); n = ceil(count / 2); nothing to do if 0.
 /// 2. Copy the n items from the victim's slots into the thief's own ring at the thief's tail
@@ -124,6 +135,27 @@ internal sealed class LocalQueue
         }
     }
 
+    /// <summary>Removes <paramref name="item"/> if it is the newest entry and no thief took it (owner only).</summary>
+    internal bool TryTakeBackLast(WorkItem item)
+    {
+        int t = _tail - 1;
+        if (t - Volatile.Read(ref _head) < 0 || !ReferenceEquals(_slots[t & _mask].Item, item))
+        {
+            return false; // step 1
+        }
+
+        Interlocked.Exchange(ref _tail, t); // step 2: full fence between the tail store and the head load
+        int h = Volatile.Read(ref _head);
+        if (h < t)
+        {
+            return true; // step 3
+        }
+
+        bool won = h == t && Interlocked.CompareExchange(ref _head, t + 1, t) == t; // step 4
+        Volatile.Write(ref _tail, t + 1); // steps 4 and 5: empty either way
+        return won;
+    }
+
     /// <summary>Steals half of this queue into <paramref name="destination"/> and returns one item to run.</summary>
     internal WorkItem? StealHalfInto(LocalQueue destination)
     {
@@ -181,6 +213,9 @@ internal readonly struct LocalQueueOwner(LocalQueue queue)
     internal void Push(WorkItem item, Action<WorkItem[]> overflow) => queue.Push(item, overflow);
 
     internal WorkItem? Pop() => queue.Pop();
+
+    /// <summary>Takes <paramref name="item"/> back if it is the newest entry and no thief took it.</summary>
+    internal bool TryTakeBackLast(WorkItem item) => queue.TryTakeBackLast(item);
 
     /// <summary>Steals half of <paramref name="victim"/> into this queue; returns one item to run now.</summary>
     internal WorkItem? StealFrom(LocalQueueStealer victim) => victim.Queue.StealHalfInto(queue);

@@ -158,6 +158,47 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
         return false;
     }
 
+    /// <summary>
+    /// Join helping (Java ForkJoin's <c>join</c>, Cilk's work-first order): a job of this runtime
+    /// awaits this spawn before any worker started it, typically a parent awaiting the children it
+    /// just spawned. Running the child right here saves the parent a suspension, the child a queue
+    /// round trip, and keeps the child's data in this core's cache; other workers keep stealing the
+    /// older entries. Only on a thread of the box's own runtime (a job never runs elsewhere) and
+    /// only below the trampoline's depth limit (a chain of spawns awaited one inside the other must
+    /// not grow the stack without bound). The queue entry stays behind and finds the claim taken.
+    /// </summary>
+    internal override bool TryHelp()
+    {
+        JobRuntime? runtime = Volatile.Read(ref _runtime);
+        if (runtime is null || Volatile.Read(ref _claim) != runtime.ClaimId || !Trampoline.TryEnter(out PerThread state, out int previous))
+        {
+            return false;
+        }
+
+        try
+        {
+            // Not on a guest thread (a plain thread running the job it waits for): its spawns go
+            // through the injection queue, so the subtree it would take over runs slower there
+            // than on the workers, which steal it.
+            if (state.Context is not { } context || context.Runtime != runtime || context is GuestContext || !TryClaim(runtime.ClaimId))
+            {
+                return false;
+            }
+
+            if (state.Context is Worker worker && worker.IsCurrentThread)
+            {
+                worker.TryTakeBackLast(this); // the usual spawn-then-await leaves no stale entry
+            }
+
+            Start(state);
+            return true;
+        }
+        finally
+        {
+            Trampoline.Exit(state, previous);
+        }
+    }
+
     internal override bool TryCancelUnstarted()
     {
         // Only for a runtime being disposed: a stale entry in its queue must not cancel the box's

@@ -80,6 +80,9 @@ internal sealed partial class Worker : SchedulerContext
 
     internal void Unpark() => Parker.Unpark();
 
+    /// <summary>A spawn its spawner runs at once takes its entry back (owner thread only; see <see cref="LocalQueue.TryTakeBackLast"/>).</summary>
+    internal bool TryTakeBackLast(WorkItem item) => _queue.Owner.TryTakeBackLast(item);
+
     /// <summary>Queues spawned work at the back of this worker's queue (owner thread only).</summary>
     internal void PushLocal(WorkItem item) => _queue.Owner.Push(item, _runtime.Overflow);
 
