@@ -134,6 +134,13 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     internal virtual void Schedule(WorkItem item, PerThread state) => Schedule(item);
 
     /// <summary>
+    /// Whether a job awaiting an unstarted spawned job of this runtime runs it inline (join
+    /// helping, see <c>SpawnBox.TryHelp</c>). Not on a <see cref="DeterministicRuntime"/>: there the
+    /// seed picks every next job, and helping would take that choice away from it.
+    /// </summary>
+    internal bool HelpsJoins => this is not DeterministicRuntime;
+
+    /// <summary>
     /// Queues a resume that comes from outside the runtime: a Task completing on an I/O or timer
     /// thread, another runtime's worker, a plain thread's channel send. Unlike a spawn, whoever queues
     /// it will never run it, so a runtime must not defer the wake it may owe (see the lazy-wake

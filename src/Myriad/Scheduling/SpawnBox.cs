@@ -170,7 +170,7 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
     internal override bool TryHelp()
     {
         JobRuntime? runtime = Volatile.Read(ref _runtime);
-        if (runtime is null || Volatile.Read(ref _claim) != runtime.ClaimId || !Trampoline.TryEnter(out PerThread state, out int previous))
+        if (runtime is null || Volatile.Read(ref _claim) != runtime.ClaimId || !runtime.HelpsJoins || !Trampoline.TryEnter(out PerThread state, out int previous))
         {
             return false;
         }
