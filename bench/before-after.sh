@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Same-runtime rows of the compare tool, before and after a change, in one run on one machine:
 # alternates the baseline checkout's compare tool and this checkout's, round by round, and prints
-# the median wall time of each side and after/before. Only the myriad variant; no Go, no AOT.
+# the median wall time of each side and after/before. Only the myriad variant (VARIANTS overrides: a comma list); no Go, no AOT.
 # Usage: bash bench/before-after.sh BASELINE_DIR [ROUNDS]
 #   BASELINE_DIR: a checkout of the baseline commit (git worktree add /tmp/base <commit>)
 set -euo pipefail
@@ -20,7 +20,7 @@ for r in $(seq 1 "$rounds"); do
       dir=.; [ "$side" = before ] && dir=$base
       extra=(); [ "$side" = after ] && extra=(--cold-runs 0 --no-aot)
       (cd "$dir" && dotnet run --no-build -c Release --project bench/Myriad.Compare -- \
-        --experiment "$e" --variant myriad --n "$n" --runs 3 --no-go --json "${extra[@]}") \
+        --experiment "$e" --variant "${VARIANTS:-myriad}" --n "$n" --runs 3 --no-go --json "${extra[@]}") \
         >>"$out/$side.jsonl" 2>/dev/null || echo "before-after: $side $e failed" >&2
     done
   done
@@ -37,7 +37,7 @@ for s in runs:
         o = json.loads(line)
         if o.get("status") != "ok":
             continue
-        key = (o["experiment"], o["n"], o.get("mode", ""), o.get("work", 0))
+        key = (o["experiment"] + ("" if o["variant"] == "myriad" else "/" + o["variant"]), o["n"], o.get("mode", ""), o.get("work", 0))
         runs[s][key] += o.get("wall_ms_runs") or [o["wall_ms"]]
 print("| experiment | size | mode | work | before (median ms) | after (median ms) | after/before | runs each |")
 print("|---|---:|---|---:|---:|---:|---:|---:|")
