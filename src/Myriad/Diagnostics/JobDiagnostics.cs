@@ -91,7 +91,7 @@ public static class JobDiagnostics
             // The box is created before it records its runtime: the job is the suspending thread's runtime's.
             if (Volatile.Read(ref s_deterministicDrives) > 0 && Internal.PerThread.CurrentOrNull?.Context?.Runtime is Scheduling.DeterministicRuntime runtime)
             {
-                runtime.OnJobSuspended(cell, Interlocked.Increment(ref s_nextId));
+                runtime.OnJobSuspended(cell);
             }
         }
     }

@@ -42,11 +42,14 @@ public sealed partial class DeterministicRuntime
 
     private void EndTracking() => JobDiagnostics.EndDeterministicDrive();
 
-    internal void OnJobSuspended(JobCell cell, long id)
+    /// <summary>The last number given to a tracked job: numbered per runtime, so that a report replays with the seed.</summary>
+    private long _lastTrackedId;
+
+    internal void OnJobSuspended(JobCell cell)
     {
         lock (_trackGate)
         {
-            _tracked[cell] = (id, cell.Version);
+            _tracked[cell] = (++_lastTrackedId, cell.Version);
         }
     }
 
