@@ -14,7 +14,9 @@ namespace Myriad.Scheduling;
 ///    random values; the earliest queued wins if they do).
 /// 3. If the step is the i-th of the change points (drawn up front, uniformly among the first
 ///    <see cref="StepHorizon"/> steps), the picked item's priority becomes <c>d − i</c>, below every
-///    initial priority and every earlier change, and the step picks again.</para>
+///    initial priority and every earlier change, and the step picks again.
+/// 4. Past twice the horizon, every step picks at random: strict priorities would let a job that
+///    polls and yields starve the job it waits for, a livelock no real scheduler has.</para>
 /// </remarks>
 public sealed partial class DeterministicRuntime
 {
@@ -77,6 +79,9 @@ public sealed partial class DeterministicRuntime
     /// <summary>The steps among which a <see cref="ScheduleStrategy.Priority"/> schedule's change points fall.</summary>
     public int StepHorizon { get; } = DefaultStepHorizon;
 
+    /// <summary>The step after which a <see cref="ScheduleStrategy.Priority"/> schedule picks at random (step 4): twice the horizon.</summary>
+    private long FairAfter => 2L * StepHorizon;
+
     /// <summary>How many queued items (job steps, resumptions, timer firings) the runtime has run so far.</summary>
     public long Steps { get; private set; }
 
@@ -86,6 +91,15 @@ public sealed partial class DeterministicRuntime
         Steps++;
         if (_priorities is null)
         {
+            return _random.Next(queue.Count);
+        }
+
+        if (Steps > FairAfter)
+        {
+            // Step 4: a job that spins (polls, then yields) while holding the top priority would
+            // starve the job it waits for forever; past the horizon, PCT has placed all its change
+            // points, and the rest of the run is random, hence fair with probability 1 (Coyote's
+            // prioritized strategy falls back the same way).
             return _random.Next(queue.Count);
         }
 

@@ -13,6 +13,8 @@ public enum ScheduleStrategy
     /// change points) the job about to run drops below every other. A bug that needs <c>d</c>
     /// ordering constraints is found by one run with probability at least 1/(n·k^(d−1)) for n jobs
     /// and k steps when the run has d−1 change points; random choice at every step has no such bound.
+    /// Past twice the step horizon the schedule turns random, so that a job that polls and yields
+    /// cannot starve the others forever.
     /// </summary>
     Priority,
 }

@@ -60,11 +60,14 @@ public static class ScheduleExplorer
                 throw new ScheduleExplorationException(seed, options.Strategy, options.PriorityChangePoints, horizon, i + 1, failure);
             }
 
-            if (options.StepHorizon is null && steps > horizon)
+            if (options.StepHorizon is null && steps > horizon && steps <= 2L * horizon)
             {
                 // Coyote's prioritized strategy does the same: PCT's probability bound holds for a
-                // horizon at least the run's length, which is only known once runs were seen.
-                horizon = (int)Math.Min(steps, int.MaxValue);
+                // horizon at least the run's length, which is only known once runs were seen. A
+                // run past twice the horizon went random there (a polling loop, see
+                // ScheduleStrategy.Priority); its length says nothing about the body's, and taking it
+                // would let a polling body double the horizon every run.
+                horizon = (int)steps;
             }
         }
 
