@@ -104,6 +104,20 @@ public sealed class ScheduleExplorerTests(ITestOutputHelper output)
     }
 
     [Fact]
+    public void Explore_ReadmeExample_FindsTheLostUpdate()
+    {
+        var found = Assert.Throws<ScheduleExplorationException>(() => ScheduleExplorer.Explore(async runtime =>
+        {
+            int count = 0;
+            Job Increment() => runtime.Spawn(async () => { int seen = count; await Task.Yield(); count = seen + 1; });
+            await Job.WhenAll(Increment(), Increment());
+            if (count != 2) throw new InvalidOperationException($"lost an update: {count}");
+        }, new ExplorationOptions { Seeds = 500, Strategy = ScheduleStrategy.Priority }));
+        output.WriteLine(found.Message);
+        Assert.Equal("lost an update: 1", found.InnerException!.Message);
+    }
+
+    [Fact]
     public void Explore_BadArguments_Throw()
     {
         Assert.Throws<ArgumentNullException>(() => ScheduleExplorer.Explore(null!));
