@@ -282,8 +282,11 @@ public readonly partial struct Job
         {
             // An observer catches its job's failure, so this is null unless completing the race or
             // disposing a loser's result threw; that must not be lost, and must not unwind through
-            // this completion.
-            if (cell.ConsumeForObserver() is { } error)
+            // this completion. The one exception: an observer abandoned by its runtime's disposal
+            // (its awaited job never completed) ends canceled, which is the disposal working as
+            // documented, not a failure to report; rethrowing it would crash the process.
+            Scheduling.JobRuntime? owner = cell.OwnerRuntime;
+            if (cell.ConsumeForObserver() is { } error && !(error is OperationCanceledException && owner is { IsDisposed: true }))
             {
                 ThrowHelper.ContinuationFailed(error);
             }

@@ -16,7 +16,9 @@ namespace Myriad;
 /// <para>Like <see cref="ValueTask{TResult}"/>, a job is a single-use handle: await it (or read its
 /// result) exactly once. Awaiting it twice, or reading its result after its pooled state was reused,
 /// throws <see cref="InvalidOperationException"/>. Use <see cref="AsTask"/> to share a result among
-/// several consumers.</para>
+/// several consumers. The check compares a 16-bit version, as <see cref="ValueTask{TResult}"/>'s
+/// does: it wraps after 65,536 reuses of one pooled cell, so a stale handle kept that long reads
+/// another operation's result instead of throwing.</para>
 /// <para>A job that completed synchronously carries its result inline and allocates nothing. A job
 /// that suspended points at pooled state that returns to its pool once the result is consumed.</para>
 /// <para>Awaiting a job resumes the awaiter on the thread that completes the job (inline while the

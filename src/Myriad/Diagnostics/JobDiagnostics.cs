@@ -25,15 +25,32 @@ public static class JobDiagnostics
 {
     private static readonly ConcurrentDictionary<JobCell, long> s_live = new(ReferenceEqualityComparer.Instance);
     private static long s_nextId;
-    private static volatile bool s_enabled = AppContext.TryGetSwitch("Myriad.TrackLiveJobs", out bool on) && on;
+    private static volatile bool s_userEnabled = AppContext.TryGetSwitch("Myriad.TrackLiveJobs", out bool on) && on;
+
+    /// <summary>Drives of deterministic runtimes in progress in the process; their jobs are tracked by their runtime (for its deadlock report) meanwhile.</summary>
+    private static int s_deterministicDrives;
+
+    /// <summary>
+    /// The one flag the job machinery reads on its hot paths: <see cref="s_userEnabled"/>, or a
+    /// deterministic runtime driving. Both off (the normal case) costs one volatile read per
+    /// suspension and per release, as before deterministic runtimes tracked anything.
+    /// </summary>
+    private static volatile bool s_enabled = s_userEnabled;
+
+    private static readonly Lock s_gate = new();
 
     /// <summary>Whether suspended jobs are tracked. Jobs suspended before it was turned on are not listed.</summary>
     public static bool TrackLiveJobs
     {
-        get => s_enabled;
+        get => s_userEnabled;
         set
         {
-            s_enabled = value;
+            lock (s_gate)
+            {
+                s_userEnabled = value;
+                s_enabled = value || s_deterministicDrives > 0;
+            }
+
             if (!value)
             {
                 s_live.Clear();
@@ -43,11 +60,39 @@ public static class JobDiagnostics
 
     internal static bool Enabled => s_enabled;
 
+    /// <summary>A deterministic runtime starts driving: its jobs' suspensions and releases are reported to it until <see cref="EndDeterministicDrive"/>.</summary>
+    internal static void BeginDeterministicDrive()
+    {
+        lock (s_gate)
+        {
+            s_deterministicDrives++;
+            s_enabled = true;
+        }
+    }
+
+    internal static void EndDeterministicDrive()
+    {
+        lock (s_gate)
+        {
+            s_deterministicDrives--;
+            s_enabled = s_userEnabled || s_deterministicDrives > 0;
+        }
+    }
+
     internal static void OnSuspended(JobCell cell)
     {
         if (s_enabled)
         {
-            s_live.TryAdd(cell, Interlocked.Increment(ref s_nextId));
+            if (s_userEnabled)
+            {
+                s_live.TryAdd(cell, Interlocked.Increment(ref s_nextId));
+            }
+
+            // The box is created before it records its runtime: the job is the suspending thread's runtime's.
+            if (Volatile.Read(ref s_deterministicDrives) > 0 && Internal.PerThread.CurrentOrNull?.Context?.Runtime is Scheduling.DeterministicRuntime runtime)
+            {
+                runtime.OnJobSuspended(cell);
+            }
         }
     }
 
@@ -69,14 +114,21 @@ public static class JobDiagnostics
         if (s_enabled)
         {
             s_live.TryRemove(cell, out _);
+            if (Volatile.Read(ref s_deterministicDrives) > 0 && cell.OwnerRuntime is Scheduling.DeterministicRuntime runtime)
+            {
+                runtime.OnJobReleased(cell);
+            }
         }
     }
 
     /// <summary>A snapshot of the tracked jobs that have not been consumed yet, oldest first.</summary>
-    public static IReadOnlyList<LiveJob> Snapshot()
+    public static IReadOnlyList<LiveJob> Snapshot() => SnapshotOf(s_live);
+
+    /// <summary>A snapshot of the given tracked jobs (cell and id), oldest first.</summary>
+    internal static IReadOnlyList<LiveJob> SnapshotOf(IEnumerable<KeyValuePair<JobCell, long>> live)
     {
         var ids = new Dictionary<JobCell, long>(ReferenceEqualityComparer.Instance);
-        foreach (KeyValuePair<JobCell, long> entry in s_live)
+        foreach (KeyValuePair<JobCell, long> entry in live)
         {
             ids[entry.Key] = entry.Value;
         }
@@ -117,9 +169,11 @@ public static class JobDiagnostics
     }
 
     /// <summary>The snapshot as text, one job per line.</summary>
-    public static string Dump()
+    public static string Dump() => Format(Snapshot());
+
+    /// <summary>Jobs as the text of <see cref="Dump"/>, one job per line.</summary>
+    internal static string Format(IReadOnlyList<LiveJob> jobs)
     {
-        IReadOnlyList<LiveJob> jobs = Snapshot();
         var text = new StringBuilder();
         text.Append(jobs.Count).AppendLine(" live job(s)");
         foreach (LiveJob job in jobs)

@@ -62,6 +62,9 @@ internal sealed class WorkQueue
         return item;
     }
 
+    /// <summary>The item at logical position <paramref name="index"/> (0 = head), left in place.</summary>
+    internal WorkItem PeekAt(int index) => _items[(_head + index) & (_items.Length - 1)].Item!;
+
     internal WorkItem PeekLast() => _items[(_head + _count - 1) & (_items.Length - 1)].Item!;
 
     internal void RemoveLast()

@@ -161,6 +161,7 @@ public abstract class SingleThreadRuntime : JobRuntime
         // that is blocked right here driving. Items run with none (each one is reset after it runs)
         // and the thread gets its context back when the drive ends.
         SynchronizationContext? callerSync = ExecutionContextHelper.HideSynchronizationContext();
+        OnDriveStarted();
 
         try
         {
@@ -189,11 +190,17 @@ public abstract class SingleThreadRuntime : JobRuntime
                     return true;
                 }
 
+                if (cell is not null)
+                {
+                    ThrowIfDeadlocked(waiter);
+                }
+
                 _driver.IdleUntilWoken(waiter);
             }
         }
         finally
         {
+            OnDriveEnded();
             SynchronizationContext.SetSynchronizationContext(callerSync);
             SchedulerContext.Leave(previous);
             _driverThread = null;
@@ -208,6 +215,26 @@ public abstract class SingleThreadRuntime : JobRuntime
     /// to the next timer and queues the timers due then (true), so that the drive goes on.
     /// </summary>
     private protected virtual bool AdvanceIdleClock() => false;
+
+    /// <summary>Called on the driving thread as a drive starts (a deterministic runtime installs its seeded state).</summary>
+    private protected virtual void OnDriveStarted()
+    {
+    }
+
+    /// <summary>Called on the driving thread as a drive ends, on every path.</summary>
+    private protected virtual void OnDriveEnded()
+    {
+    }
+
+    /// <summary>
+    /// Called by the driving thread of a <c>Run</c> or <c>Wait</c> when nothing is runnable and no
+    /// timer of a virtual clock is pending, before it parks: a runtime that can prove that nothing
+    /// will ever wake it throws <see cref="DeadlockException"/> instead of parking forever. The
+    /// default parks (a runtime whose jobs may be woken by other threads cannot tell).
+    /// </summary>
+    private protected virtual void ThrowIfDeadlocked(BlockingWaiter waiter)
+    {
+    }
 
     private protected override void DisposeCore()
     {
@@ -315,5 +342,5 @@ public sealed partial class DeterministicRuntime : SingleThreadRuntime
     /// <summary>The seed this runtime's schedule derives from.</summary>
     public int Seed { get; }
 
-    private protected override WorkItem Dequeue(WorkQueue queue) => queue.RemoveAt(_random.Next(queue.Count));
+    private protected override WorkItem Dequeue(WorkQueue queue) => queue.RemoveAt(NextIndex(queue));
 }

@@ -1,0 +1,133 @@
+using System;
+using System.Collections.Generic;
+using System.Threading;
+using Myriad.Coordination;
+using Myriad.Diagnostics;
+using Myriad.Jobs;
+
+namespace Myriad.Scheduling;
+
+/// <summary>
+/// The deadlock report: the runtime tracks its own suspended jobs while it drives, and when nothing
+/// can run and nothing can wake a job, <c>Run</c> throws <see cref="DeadlockException"/> with the
+/// list of live jobs instead of waiting forever.
+/// </summary>
+/// <remarks>
+/// <para><b>Tracking.</b> While any deterministic runtime drives, <see cref="JobDiagnostics"/> reports
+/// each job's first suspension and its release to the job's runtime (one flag read per suspension and
+/// release when none drives, as before). A job tracked here whose cell was since recycled is
+/// recognized by its version and ignored.</para>
+/// <para><b>Protocol</b> (driving thread, when the queue is empty and the virtual clock has no timer):
+/// 1. If the runtime's clock is not its own virtual clock, stop: timers of another clock may fire.
+/// 2. Take the live jobs; if any waits on something outside the runtime (a non-Myriad awaitable, a
+///    job of another runtime, a delay on another clock), stop: another thread may wake it.
+/// 3. Give other threads <see cref="DeadlockGracePeriod"/> to queue work or complete the awaited
+///    job; if they do, stop.
+/// 4. Throw, with the list.</para>
+/// </remarks>
+public sealed partial class DeterministicRuntime
+{
+    /// <summary>
+    /// How long a deterministic runtime waits in real time, once it found every job stuck, for another
+    /// thread to queue work before it throws <see cref="DeadlockException"/>. Only a program that feeds
+    /// the runtime from other threads (which then does not replay anyway) can need it; 100 ms covers
+    /// a thread-pool hop on a loaded machine many times over and is paid once per reported deadlock.
+    /// </summary>
+    public TimeSpan DeadlockGracePeriod { get; init; } = TimeSpan.FromMilliseconds(100);
+
+    private readonly Lock _trackGate = new();
+    private readonly Dictionary<JobCell, (long Id, short Version)> _tracked = new(ReferenceEqualityComparer.Instance);
+
+    private void BeginTracking() => JobDiagnostics.BeginDeterministicDrive();
+
+    private void EndTracking() => JobDiagnostics.EndDeterministicDrive();
+
+    /// <summary>The last number given to a tracked job: numbered per runtime, so that a report replays with the seed.</summary>
+    private long _lastTrackedId;
+
+    internal void OnJobSuspended(JobCell cell)
+    {
+        lock (_trackGate)
+        {
+            _tracked[cell] = (++_lastTrackedId, cell.Version);
+        }
+    }
+
+    internal void OnJobReleased(JobCell cell)
+    {
+        lock (_trackGate)
+        {
+            _tracked.Remove(cell);
+        }
+    }
+
+    /// <summary>The tracked jobs still in the life they were tracked in.</summary>
+    private List<KeyValuePair<JobCell, long>> LiveJobs()
+    {
+        var live = new List<KeyValuePair<JobCell, long>>();
+        lock (_trackGate)
+        {
+            foreach (KeyValuePair<JobCell, (long Id, short Version)> entry in _tracked)
+            {
+                if (entry.Key.Version == entry.Value.Version && ReferenceEquals(entry.Key.OwnerRuntime, this))
+                {
+                    live.Add(new(entry.Key, entry.Value.Id));
+                }
+            }
+        }
+
+        return live;
+    }
+
+    private protected override void ThrowIfDeadlocked(BlockingWaiter waiter)
+    {
+        if (_explicitTimeProvider is not null || IsDisposed)
+        {
+            return; // step 1
+        }
+
+        List<KeyValuePair<JobCell, long>> live = LiveJobs();
+        var awaitedBy = new Dictionary<JobCell, JobCell>(ReferenceEqualityComparer.Instance);
+        foreach (KeyValuePair<JobCell, long> entry in live)
+        {
+            if (entry.Key.ContinuationUnchecked is JobCell awaiting)
+            {
+                awaitedBy[awaiting] = entry.Key;
+            }
+        }
+
+        foreach (KeyValuePair<JobCell, long> entry in live)
+        {
+            JobCell cell = entry.Key;
+            if (cell.IsCompletedUnchecked)
+            {
+                continue;
+            }
+
+            if (!awaitedBy.TryGetValue(cell, out JobCell? awaited))
+            {
+                awaited = cell.AwaitedCell();
+            }
+
+            if (awaited is null || awaited is DelayCell || (awaited.OwnerRuntime is { } other && !ReferenceEquals(other, this)))
+            {
+                return; // step 2
+            }
+        }
+
+        // Step 3: poll, since the driver's parker is the base class's; this path runs once per deadlock.
+        long deadline = Environment.TickCount64 + (long)DeadlockGracePeriod.TotalMilliseconds;
+        do
+        {
+            if (PendingCount > 0 || waiter.IsDone)
+            {
+                return;
+            }
+
+            Thread.Sleep(1);
+        }
+        while (Environment.TickCount64 < deadline);
+
+        throw new DeadlockException($"{Name} (seed {Seed})", JobDiagnostics.SnapshotOf(LiveJobs())); // step 4
+    }
+}

@@ -1,0 +1,104 @@
+using System;
+using System.Threading.Tasks;
+using Myriad.Channels;
+using Myriad.Coordination;
+using Myriad.Scheduling;
+using Myriad.Tests.Support;
+using Xunit;
+
+namespace Myriad.Tests.Scheduling;
+
+/// <summary>A deterministic runtime that can never make progress throws <see cref="DeadlockException"/> naming every stuck job.</summary>
+public sealed class DeadlockTests
+{
+    [Fact]
+    public void Run_EveryJobStuck_ThrowsNamingEachJobAndWhatItWaitsOn()
+    {
+        using var runtime = new DeterministicRuntime(3, "stuck");
+        var nobodyWrites = Chan.Unbuffered<int>();
+        var nobodyReads = Chan.Unbuffered<string>();
+        var mutex = new JobMutex();
+        var group = new WaitGroup();
+        group.Add(1);
+        var promise = new Promise<int>();
+
+        DeadlockException error = Assert.Throws<DeadlockException>(() => Bounded.Run(runtime, async () =>
+        {
+            JobMutex.Releaser held = await mutex.LockAsync();
+            Job receiver = runtime.Spawn(async () => await ReceiverJob(nobodyWrites));
+            Job sender = runtime.Spawn(async () => await SenderJob(nobodyReads));
+            Job locker = runtime.Spawn(async () => await LockerJob(mutex));
+            Job waiter = runtime.Spawn(async () => await GroupWaiterJob(group));
+            Job promised = runtime.Spawn(async () => await PromiseJob(promise));
+            await Job.WhenAll(receiver, sender, locker, waiter, promised);
+            held.Dispose();
+        }));
+
+        string message = error.Message;
+        Assert.Contains("stuck", message);
+        Assert.Contains("ReceiverJob", message);
+        Assert.Contains("Chan<Int32>.ReceiveAsync", message);
+        Assert.Contains("SenderJob", message);
+        Assert.Contains("Chan<String>.SendAsync", message);
+        Assert.Contains("LockerJob", message);
+        Assert.Contains("JobMutex.LockAsync", message);
+        Assert.Contains("GroupWaiterJob", message);
+        Assert.Contains("WaitGroup.WaitAsync", message);
+        Assert.Contains("PromiseJob", message);
+        Assert.Contains("Promise<Int32>", message);
+        Assert.True(error.LiveJobs.Count >= 6, message);
+        Assert.IsAssignableFrom<InvalidOperationException>(error);
+    }
+
+    [Fact]
+    public void Run_JobAwaitingATaskOfAnotherThread_IsNotADeadlock()
+    {
+        using var runtime = new DeterministicRuntime(4);
+        int value = Bounded.Run(runtime, async () => await Task.Run(async () =>
+        {
+            await Task.Delay(300);
+            return 7;
+        }));
+        Assert.Equal(7, value);
+    }
+
+    [Fact]
+    public void Run_ChannelFedFromAnotherThreadWithinTheGracePeriod_IsNotADeadlock()
+    {
+        using var runtime = new DeterministicRuntime(5);
+        var channel = Chan.Unbuffered<int>();
+        _ = Task.Run(async () =>
+        {
+            await Task.Delay(10);
+            await channel.SendAsync(9).AsTask();
+        });
+        Assert.Equal(9, Bounded.Run(runtime, async () => await channel.ReceiveAsync()));
+    }
+
+    [Fact]
+    public void Run_OnCurrentThreadRuntime_NeverReportsADeadlock()
+    {
+        // A current-thread runtime's jobs may be woken by other threads at any time: it waits.
+        using var runtime = new CurrentThreadRuntime();
+        var channel = Chan.Unbuffered<int>();
+        _ = Task.Run(async () =>
+        {
+            await Task.Delay(300);
+            await channel.SendAsync(4).AsTask();
+        });
+        Assert.Equal(4, Bounded.Run(runtime, async () => await channel.ReceiveAsync()));
+    }
+
+    private static async Job ReceiverJob(Chan<int> channel) => await channel.ReceiveAsync();
+
+    private static async Job SenderJob(Chan<string> channel) => await channel.SendAsync("x");
+
+    private static async Job LockerJob(JobMutex mutex)
+    {
+        using JobMutex.Releaser held = await mutex.LockAsync();
+    }
+
+    private static async Job GroupWaiterJob(WaitGroup group) => await group.WaitAsync();
+
+    private static async Job PromiseJob(Promise<int> promise) => await promise.Job;
+}

@@ -1,0 +1,187 @@
+using System;
+using System.Collections.Generic;
+using System.Threading.Tasks;
+using Myriad.Scheduling;
+using Myriad.Testing;
+using Xunit;
+using Xunit.Abstractions;
+
+namespace Myriad.Tests.Testing;
+
+/// <summary>
+/// The explorer finds bugs planted in copies of primitives (<see cref="RacyWaitGroup"/>,
+/// <see cref="LostWakeupMutex"/>, <see cref="MissedNotifyBuffer"/>) with both strategies, reports
+/// the seed and a replay line, and the replay fails the same way.
+/// </summary>
+public sealed class ScheduleExplorerTests(ITestOutputHelper output)
+{
+    /// <summary>The most seeds a planted bug may take to show; docs/testing.md records how many each one took.</summary>
+    private const int SeedBudget = 200;
+
+    public static IEnumerable<object[]> Cases()
+    {
+        foreach (string bug in new[] { "waitgroup", "mutex", "buffer" })
+        {
+            yield return [bug, ScheduleStrategy.Random];
+            yield return [bug, ScheduleStrategy.Priority];
+        }
+    }
+
+    [Theory]
+    [MemberData(nameof(Cases))]
+    public void Explore_PlantedBug_IsFoundWithinTheSeedBudgetAndReplays(string bug, ScheduleStrategy strategy)
+    {
+        Func<DeterministicRuntime, Job> body = Body(bug);
+        var found = Assert.Throws<ScheduleExplorationException>(() =>
+            ScheduleExplorer.Explore(body, new ExplorationOptions { Seeds = SeedBudget, Strategy = strategy }));
+
+        output.WriteLine($"{bug} / {strategy}: found at seed {found.Seed} after {found.Runs} run(s): {found.InnerException?.GetType().Name}");
+        output.WriteLine(found.Message);
+        Assert.InRange(found.Runs, 1, SeedBudget);
+        Assert.Contains($"seed: {found.Seed}", found.ReplayLine);
+        Assert.Contains(found.ReplayLine, found.Message);
+        Assert.NotNull(found.InnerException);
+
+        // The replay line's parameters fail the same way, every time.
+        for (int i = 0; i < 3; i++)
+        {
+            Exception again = Assert.ThrowsAny<Exception>(() =>
+                ScheduleExplorer.Replay(body, found.Seed, found.Strategy, found.PriorityChangePoints, found.StepHorizon));
+            Assert.Equal(found.InnerException!.GetType(), again.GetType());
+            Assert.Equal(found.InnerException.Message, again.Message);
+        }
+    }
+
+    [Theory]
+    [InlineData(ScheduleStrategy.Random)]
+    [InlineData(ScheduleStrategy.Priority)]
+    public void Explore_CorrectBody_RunsEverySeed(ScheduleStrategy strategy)
+    {
+        int runs = ScheduleExplorer.Explore(
+            async runtime =>
+            {
+                var group = new Myriad.Coordination.WaitGroup();
+                group.Add(3);
+                var workers = new Job[3];
+                for (int i = 0; i < 3; i++)
+                {
+                    workers[i] = runtime.Spawn(async () =>
+                    {
+                        await Task.Yield();
+                        group.Done();
+                    });
+                }
+
+                await group.WaitAsync();
+                await Job.WhenAll(workers);
+            },
+            new ExplorationOptions { Seeds = 150, Strategy = strategy });
+        Assert.Equal(150, runs);
+    }
+
+    [Fact]
+    public void Explore_LostUpdate_ReportsSeedAndReplayLine()
+    {
+        var found = Assert.Throws<ScheduleExplorationException>(() => ScheduleExplorer.Explore(async runtime =>
+        {
+            int count = 0;
+            Job Increment() => runtime.Spawn(async () =>
+            {
+                int seen = count;
+                await Task.Yield();
+                count = seen + 1;
+            });
+            await Job.WhenAll(Increment(), Increment());
+            if (count != 2)
+            {
+                throw new InvalidOperationException($"lost an update: {count}");
+            }
+        }));
+
+        Assert.Contains($"Seed {found.Seed}", found.Message);
+        Assert.Contains("ScheduleExplorer.Replay(body, seed: ", found.Message);
+        Assert.IsType<InvalidOperationException>(found.InnerException);
+    }
+
+    [Fact]
+    public void Explore_ReadmeExample_FindsTheLostUpdate()
+    {
+        var found = Assert.Throws<ScheduleExplorationException>(() => ScheduleExplorer.Explore(async runtime =>
+        {
+            int count = 0;
+            Job Increment() => runtime.Spawn(async () => { int seen = count; await Task.Yield(); count = seen + 1; });
+            await Job.WhenAll(Increment(), Increment());
+            if (count != 2) throw new InvalidOperationException($"lost an update: {count}");
+        }, new ExplorationOptions { Seeds = 500, Strategy = ScheduleStrategy.Priority }));
+        output.WriteLine(found.Message);
+        Assert.Equal("lost an update: 1", found.InnerException!.Message);
+    }
+
+    [Fact]
+    public void Explore_BadArguments_Throw()
+    {
+        Assert.Throws<ArgumentNullException>(() => ScheduleExplorer.Explore(null!));
+        Assert.Throws<ArgumentOutOfRangeException>(() => ScheduleExplorer.Explore(_ => default, new ExplorationOptions { Seeds = 0 }));
+        Assert.Throws<ArgumentOutOfRangeException>(() => ScheduleExplorer.Explore(_ => default, new ExplorationOptions { PriorityChangePoints = -1 }));
+        Assert.Throws<ArgumentOutOfRangeException>(() => ScheduleExplorer.Explore(_ => default, new ExplorationOptions { FirstSeed = int.MaxValue, Seeds = 2 }));
+    }
+
+    private static Func<DeterministicRuntime, Job> Body(string bug) => bug switch
+    {
+        "waitgroup" => async runtime =>
+        {
+            var group = new RacyWaitGroup();
+            group.Add(3);
+            var workers = new Job[3];
+            for (int i = 0; i < 3; i++)
+            {
+                workers[i] = runtime.Spawn(async () =>
+                {
+                    await Task.Yield(); // work
+                    await group.Done();
+                });
+            }
+
+            await group.WaitAsync(); // a lost decrement leaves the count above zero: a deadlock
+            await Job.WhenAll(workers);
+        },
+        "mutex" => async runtime =>
+        {
+            var mutex = new LostWakeupMutex();
+            int inside = 0;
+            var workers = new List<Job>();
+            for (int i = 0; i < 3; i++)
+            {
+                workers.Add(runtime.Spawn(async () =>
+                {
+                    await mutex.LockAsync();
+                    Assert.Equal(1, ++inside);
+                    await Task.Yield(); // critical section
+                    inside--;
+                    mutex.Unlock();
+                }));
+            }
+
+            await Job.WhenAll(workers);
+        },
+        "buffer" => async runtime =>
+        {
+            var buffer = new MissedNotifyBuffer();
+            Job producer = runtime.Spawn(async () =>
+            {
+                for (int i = 0; i < 4; i++)
+                {
+                    await buffer.PutAsync(i);
+                }
+            });
+            for (int i = 0; i < 4; i++)
+            {
+                Assert.Equal(i, await buffer.TakeAsync());
+                await Task.Yield(); // work on the item
+            }
+
+            await producer;
+        },
+        _ => throw new ArgumentOutOfRangeException(nameof(bug)),
+    };
+}
