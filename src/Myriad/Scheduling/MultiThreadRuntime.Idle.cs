@@ -152,7 +152,22 @@ public sealed partial class MultiThreadRuntime
             }
 
             worker.ParkCount++;
-            worker.Parker.Park();
+            worker.Sleep(this); // on the parker, or in the I/O driver (see Worker.Io.cs)
+        }
+
+        /// <summary>
+        /// A worker that woke without being popped (I/O events, a stale permit) takes itself off the
+        /// idle stack; if a notifier popped it meanwhile it is searching already and nothing changes.
+        /// </summary>
+        internal void LeaveIdle(Worker worker)
+        {
+            lock (_lock)
+            {
+                if (TryRemove(worker))
+                {
+                    Interlocked.Decrement(ref _idleCount);
+                }
+            }
         }
 
         internal void WakeAll()

@@ -78,7 +78,11 @@ internal sealed partial class Worker : SchedulerContext
     /// </summary>
     internal bool IsCurrentThread => ReferenceEquals(_thread, Thread.CurrentThread);
 
-    internal void Unpark() => Parker.Unpark();
+    internal void Unpark()
+    {
+        Parker.Unpark();
+        WakeIoPoller();
+    }
 
     /// <summary>Queues spawned work at the back of this worker's queue (owner thread only).</summary>
     internal void PushLocal(WorkItem item) => _queue.Owner.Push(item, _runtime.Overflow);
@@ -140,6 +144,7 @@ internal sealed partial class Worker : SchedulerContext
         {
             while (true)
             {
+                PollIoOnTick();
                 WorkItem? item = NextLocal();
                 if (item is null && _runtime.Idle.TryStartSearching(this))
                 {
@@ -164,6 +169,7 @@ internal sealed partial class Worker : SchedulerContext
         }
         finally
         {
+            _runtime.OnWorkerExitedIo();
             _runtime.OnWorkerExited();
         }
     }
