@@ -65,7 +65,7 @@ public sealed class JobTcpStressTests
         }, TimeSpan.FromSeconds(120));
 
         Assert.Equal(total, served);
-        Assert.Equal(-1, registeredAfter); // the listener was disposed too
+        Assert.Equal(OperatingSystem.IsLinux() ? -1 : 0, registeredAfter); // the listener was deregistered too
         if (before >= 0)
         {
             // A few descriptors come and go with the runtime's own machinery; 10k leaked would show.
