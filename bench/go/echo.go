@@ -4,6 +4,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -88,13 +89,21 @@ func echo(cfg config) (int64, int64) {
 // echoSwitches holds the last echo run's context switches, for the metrics.
 var echoSwitches map[string]float64
 
-// contextSwitches reads voluntary and involuntary context switches of the process
-// from /proc/self/status (zero elsewhere).
+// contextSwitches sums voluntary and involuntary context switches over the process's
+// threads (/proc/self/task/*/status; zero elsewhere).
 func contextSwitches() [2]int64 {
 	var out [2]int64
-	data, err := os.ReadFile("/proc/self/status")
+	tasks, _ := filepath.Glob("/proc/self/task/*/status")
+	for _, task := range tasks {
+		addSwitches(task, &out)
+	}
+	return out
+}
+
+func addSwitches(path string, out *[2]int64) {
+	data, err := os.ReadFile(path)
 	if err != nil {
-		return out
+		return
 	}
 	for _, line := range strings.Split(string(data), "\n") {
 		fields := strings.Fields(line)
@@ -104,10 +113,9 @@ func contextSwitches() [2]int64 {
 		v, _ := strconv.ParseInt(fields[1], 10, 64)
 		switch fields[0] {
 		case "voluntary_ctxt_switches:":
-			out[0] = v
+			out[0] += v
 		case "nonvoluntary_ctxt_switches:":
-			out[1] = v
+			out[1] += v
 		}
 	}
-	return out
 }

@@ -11,7 +11,7 @@ namespace Myriad.Compare.Experiments;
 /// <summary>
 /// A TCP echo server and N clients on loopback in one process; each client makes Work round trips
 /// of a 64-byte message. The result is the number of round trips. Context switches of the measured
-/// run (voluntary + involuntary, from /proc/self/status) go to <see cref="ChildMetrics"/>.
+/// run (voluntary + involuntary, summed over /proc/self/task/*/status) go to <see cref="ChildMetrics"/>.
 /// </summary>
 internal static class Echo
 {
@@ -101,24 +101,40 @@ internal static class Echo
         return result;
     }
 
-    /// <summary>voluntary_ctxt_switches and nonvoluntary_ctxt_switches of the whole process (summed over its threads by the kernel).</summary>
+    /// <summary>
+    /// voluntary_ctxt_switches and nonvoluntary_ctxt_switches summed over the process's live threads
+    /// (/proc/self/task/*/status; /proc/self/status alone counts the main thread only).
+    /// </summary>
     private static (long Voluntary, long Involuntary) ContextSwitches()
     {
         long voluntary = 0, involuntary = 0;
-        if (!File.Exists("/proc/self/status"))
+        if (!Directory.Exists("/proc/self/task"))
         {
             return (0, 0);
         }
 
-        foreach (string line in File.ReadLines("/proc/self/status"))
+        foreach (string task in Directory.GetDirectories("/proc/self/task"))
         {
-            if (line.StartsWith("voluntary_ctxt_switches:", StringComparison.Ordinal))
+            string[] lines;
+            try
             {
-                voluntary = long.Parse(line.AsSpan("voluntary_ctxt_switches:".Length).Trim());
+                lines = File.ReadAllLines(Path.Combine(task, "status"));
             }
-            else if (line.StartsWith("nonvoluntary_ctxt_switches:", StringComparison.Ordinal))
+            catch (IOException)
             {
-                involuntary = long.Parse(line.AsSpan("nonvoluntary_ctxt_switches:".Length).Trim());
+                continue; // the thread exited meanwhile
+            }
+
+            foreach (string line in lines)
+            {
+                if (line.StartsWith("voluntary_ctxt_switches:", StringComparison.Ordinal))
+                {
+                    voluntary += long.Parse(line.AsSpan("voluntary_ctxt_switches:".Length).Trim());
+                }
+                else if (line.StartsWith("nonvoluntary_ctxt_switches:", StringComparison.Ordinal))
+                {
+                    involuntary += long.Parse(line.AsSpan("nonvoluntary_ctxt_switches:".Length).Trim());
+                }
             }
         }
 
