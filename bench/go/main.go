@@ -36,6 +36,7 @@ var experiments = map[string]experiment{
 	"task-awaits-jobs": awaitJobs,
 	"worker-pool":      workerPool,
 	"sleepers":         sleepers,
+	"echo":             echo,
 }
 
 func usageError(format string, args ...any) {
@@ -76,6 +77,11 @@ func main() {
 		if cfg.mode == "" {
 			cfg.mode = "runtime"
 		}
+	case "echo":
+		cfg.work = 100
+		if *work > 0 {
+			cfg.work = *work
+		}
 	case "worker-pool":
 		if cfg.mode == "" {
 			cfg.mode = "4x4/cap=1024"
@@ -113,6 +119,9 @@ func main() {
 	r := measure(func() (int64, int64) { return run(cfg) })
 	r.Experiment, r.Variant, r.Mode, r.N, r.Work = *exp, "go", cfg.mode, cfg.n, cfg.work
 	r.Metrics = latenessMetrics()
+	if *exp == "echo" {
+		r.Metrics = echoSwitches
+	}
 	if err := r.print(os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "gobench:", err)
 		os.Exit(1)

@@ -138,6 +138,25 @@ internal static class Catalog
         },
         new Experiment
         {
+            Id = "echo",
+            Title = "TCP echo on loopback",
+            Summary = "An echo server and N clients in one process, each client making W round trips of a 64-byte message (TCP_NODELAY). Context switches of the measured run (voluntary + involuntary, summed over /proc/self/task/*/status) are in the JSON metrics `ctx_switches` and `ctx_voluntary`. 9,900 clients rather than 10,000: each needs two descriptors in the process and the limit here is 20,000.",
+            Unit = "round trip",
+            Variants =
+            [
+                new Variant { Id = "tpl", Description = "plain `async Task` server and clients, `Socket.ReceiveAsync`/`SendAsync` on the thread pool", Run = Echo.Tpl },
+                new Variant { Id = "myriad", Description = "the same code as `async Job` on `MultiThreadRuntime`, awaiting the same BCL socket operations", Run = Echo.Myriad },
+                new Variant { Id = "myriad-native", Description = "`JobTcpListener`/`JobTcpConnection`: the runtime's own epoll driver, polled by its workers", Run = Echo.Native },
+                GoVariant("a goroutine per connection and per client, `net.Conn` Read/Write (the netpoller)"),
+            ],
+            DefaultCases = [new Case(1_000, "", 1_000), new Case(9_900, "", 100)],
+            QuickCases = [new Case(20, "", 50)],
+            CasesForN = sizes => [.. System.Linq.Enumerable.Select(sizes, n => new Case(n, "", 200))],
+            Expected = c => c.N * c.Work,
+            WarmupN = c => Math.Max(1, Math.Min(c.N / 10, 100)),
+        },
+        new Experiment
+        {
             Id = "spawn-tree",
             Title = "A 10-ary spawn tree",
             Summary = "A tree over N leaves: every node spawns one child per tenth of its range and awaits them in order; a leaf returns its number. The result is 0 + 1 + ... + (N-1). About 1.11 N spawns in all.",

@@ -13,12 +13,19 @@ internal static class ChildMetrics
     /// <summary>Lateness of each sleeper in <see cref="System.Diagnostics.Stopwatch"/> ticks (wake time - due time), or null.</summary>
     public static long[]? LatenessTicks { get; set; }
 
-    public static void Clear() => LatenessTicks = null;
+    /// <summary>Named values a variant computed itself (the echo experiment's context switches).</summary>
+    public static Dictionary<string, double> Extra { get; } = new(StringComparer.Ordinal);
+
+    public static void Clear()
+    {
+        LatenessTicks = null;
+        Extra.Clear();
+    }
 
     /// <summary>The named values of the last run: late_p50_ms, late_p99_ms, late_max_ms and late_min_ms when lateness was recorded.</summary>
     public static Dictionary<string, double> Collect()
     {
-        var values = new Dictionary<string, double>(StringComparer.Ordinal);
+        var values = new Dictionary<string, double>(Extra, StringComparer.Ordinal);
         long[]? late = LatenessTicks;
         if (late is { Length: > 0 })
         {

@@ -43,6 +43,7 @@ public sealed partial class MultiThreadRuntime
     {
         private readonly Lock _lock = new();
         private readonly Stack<Worker> _idleStack = new();
+        private readonly List<Worker> _keep = new();
         private int _searching;
         private int _idleCount;
 
@@ -152,7 +153,22 @@ public sealed partial class MultiThreadRuntime
             }
 
             worker.ParkCount++;
-            worker.Parker.Park();
+            worker.Sleep(this); // on the parker, or in the I/O driver (see Worker.Io.cs)
+        }
+
+        /// <summary>
+        /// A worker that woke without being popped (I/O events, a stale permit) takes itself off the
+        /// idle stack; if a notifier popped it meanwhile it is searching already and nothing changes.
+        /// </summary>
+        internal void LeaveIdle(Worker worker)
+        {
+            lock (_lock)
+            {
+                if (TryRemove(worker))
+                {
+                    Interlocked.Decrement(ref _idleCount);
+                }
+            }
         }
 
         internal void WakeAll()
@@ -183,7 +199,10 @@ public sealed partial class MultiThreadRuntime
                 return false;
             }
 
-            var keep = new List<Worker>(_idleStack.Count);
+            // A reused list (under the lock): a worker parked in the I/O driver leaves the stack this
+            // way at every wake, which must not allocate.
+            List<Worker> keep = _keep;
+            keep.Clear();
             while (_idleStack.Count > 0)
             {
                 Worker w = _idleStack.Pop();
@@ -197,6 +216,8 @@ public sealed partial class MultiThreadRuntime
             {
                 _idleStack.Push(keep[i]);
             }
+
+            keep.Clear();
 
             return true;
         }

@@ -20,6 +20,7 @@ public sealed class RuntimeOptions
     private int _localQueueCapacity = 256;
     private int _globalQueueInterval = 61;
     private int _nextSlotBudget = 3;
+    private int _ioPollInterval = 61;
     private int _searchRounds = 2;
     private int? _maxSearchingWorkers;
 
@@ -66,6 +67,20 @@ public sealed class RuntimeOptions
     {
         get => _globalQueueInterval;
         set => _globalQueueInterval = Check(value, 1, 1 << 20);
+    }
+
+    /// <summary>
+    /// A busy worker polls the runtime's I/O driver (without blocking) every this many scheduler
+    /// ticks, so that sockets that became ready are served while every worker stays busy (an idle
+    /// worker polls anyway, blocking in the driver instead of parking). Default 61, Tokio's
+    /// <c>event_interval</c>: frequent enough that I/O waits at most a few dozen jobs, rare enough that
+    /// the system call (about a microsecond) stays under a few percent of a worker's time when jobs
+    /// are tiny. Only runtimes that use Myriad's TCP types have a driver; see docs/io.md.
+    /// </summary>
+    public int IoPollInterval
+    {
+        get => _ioPollInterval;
+        set => _ioPollInterval = Check(value, 1, 1 << 20);
     }
 
     /// <summary>

@@ -78,7 +78,11 @@ internal sealed partial class Worker : SchedulerContext
     /// </summary>
     internal bool IsCurrentThread => ReferenceEquals(_thread, Thread.CurrentThread);
 
-    internal void Unpark() => Parker.Unpark();
+    internal void Unpark()
+    {
+        Parker.Unpark();
+        WakeIoPoller();
+    }
 
     /// <summary>A spawn its spawner runs at once takes its entry back (owner thread only; see <see cref="LocalQueue.TryTakeBackLast"/>).</summary>
     internal bool TryTakeBackLast(WorkItem item) => _queue.Owner.TryTakeBackLast(item);
@@ -143,6 +147,7 @@ internal sealed partial class Worker : SchedulerContext
         {
             while (true)
             {
+                PollIoOnTick();
                 WorkItem? item = NextLocal();
                 if (item is null && _runtime.Idle.TryStartSearching(this))
                 {
@@ -167,6 +172,7 @@ internal sealed partial class Worker : SchedulerContext
         }
         finally
         {
+            _runtime.OnWorkerExitedIo();
             _runtime.OnWorkerExited();
         }
     }

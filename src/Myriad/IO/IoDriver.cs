@@ -1,0 +1,293 @@
+using System;
+using System.Collections.Generic;
+using System.IO;
+using System.Runtime.InteropServices;
+using System.Threading;
+
+namespace Myriad.IO;
+
+/// <summary>
+/// The Linux I/O driver of one <see cref="Scheduling.MultiThreadRuntime"/>: an epoll instance, an
+/// eventfd to interrupt a blocked poll, and the table of registered sockets. See docs/io.md.
+/// </summary>
+/// <remarks>
+/// <para><b>Who polls.</b> Only a worker of the runtime, and only one at a time: the poller is a
+/// token taken with <see cref="TryAcquirePoller"/> (a worker that runs out of work and parks in the
+/// driver instead of on its parker; a busy worker every <see cref="Scheduling.RuntimeOptions.IoPollInterval"/>
+/// ticks, without blocking). The event buffer belongs to the holder of the token.</para>
+/// <para><b>Tokens.</b> An event carries a slot index and that slot's generation, not a pointer:
+/// an event fetched just before its socket was deregistered, and handled after, finds a newer
+/// generation (or an empty slot) and is dropped instead of reaching a freed or reused entry.</para>
+/// <para><b>Wake.</b> <see cref="Wake"/> writes the eventfd, which is registered level-triggered:
+/// a blocked <c>epoll_wait</c> returns, and the poller drains the counter.</para>
+/// </remarks>
+internal sealed unsafe class IoDriver : IDisposable
+{
+    /// <summary>
+    /// Events fetched per <c>epoll_wait</c>. 1024 is Tokio's default event capacity: large enough that
+    /// a busy server drains its ready sockets in a few calls, small enough (12-16 KiB) to stay in cache.
+    /// </summary>
+    internal const int EventCapacity = 1024;
+
+    private const ulong WakeToken = ulong.MaxValue;
+
+    private readonly int _epfd;
+    private readonly int _eventFd;
+    private readonly Lock _tableLock = new();
+    private readonly Stack<int> _freeSlots = new();
+    private IoRegistration?[] _slots = new IoRegistration?[64];
+    private uint[] _generations = new uint[64];
+    private int _slotCount;
+    private int _registered;
+    private int _pollerHeld;
+    private byte* _events;
+    private volatile bool _disposed;
+
+    private IoDriver(int epfd, int eventFd)
+    {
+        _epfd = epfd;
+        _eventFd = eventFd;
+        _events = (byte*)NativeMemory.Alloc((nuint)(EventCapacity * LinuxNative.EventStride));
+    }
+
+    /// <summary>Sockets registered now (for tests and diagnostics).</summary>
+    internal int RegisteredCount => Volatile.Read(ref _registered);
+
+    internal bool IsDisposed => _disposed;
+
+    /// <summary>Creates the epoll instance and its eventfd.</summary>
+    /// <exception cref="IOException">The kernel refused (out of descriptors, say).</exception>
+    internal static IoDriver Create()
+    {
+        int epfd = LinuxNative.EpollCreate1(LinuxNative.CloExec);
+        if (epfd < 0)
+        {
+            throw Failure("epoll_create1", Marshal.GetLastPInvokeError());
+        }
+
+        int eventFd = LinuxNative.EventFd(0, LinuxNative.CloExec | LinuxNative.NonBlock);
+        if (eventFd < 0)
+        {
+            int errno = Marshal.GetLastPInvokeError();
+            LinuxNative.Close(epfd);
+            throw Failure("eventfd", errno);
+        }
+
+        if (LinuxNative.Control(epfd, LinuxNative.EpollCtlAdd, eventFd, LinuxNative.EpollIn, WakeToken) != 0)
+        {
+            int errno = Marshal.GetLastPInvokeError();
+            LinuxNative.Close(eventFd);
+            LinuxNative.Close(epfd);
+            throw Failure("epoll_ctl", errno);
+        }
+
+        return new IoDriver(epfd, eventFd);
+    }
+
+    /// <summary>Registers a non-blocking socket, edge-triggered, for both directions.</summary>
+    /// <exception cref="ObjectDisposedException">The runtime's driver was shut down.</exception>
+    /// <exception cref="IOException">epoll refused the descriptor.</exception>
+    internal IoRegistration Register(int fd)
+    {
+        var registration = new IoRegistration(this, fd);
+        int slot;
+        lock (_tableLock)
+        {
+            ObjectDisposedException.ThrowIf(_disposed, this);
+            if (!_freeSlots.TryPop(out slot))
+            {
+                slot = _slotCount++;
+                if (slot == _slots.Length)
+                {
+                    Array.Resize(ref _generations, slot * 2);
+                    IoRegistration?[] grown = new IoRegistration?[slot * 2];
+                    Array.Copy(_slots, grown, slot);
+                    Volatile.Write(ref _slots, grown);
+                }
+            }
+
+            registration.Token = ((ulong)_generations[slot] << 32) | (uint)slot;
+            Volatile.Write(ref _slots[slot], registration);
+        }
+
+        const uint interest = LinuxNative.EpollIn | LinuxNative.EpollOut | LinuxNative.EpollRdHup | LinuxNative.EpollEt;
+        if (LinuxNative.Control(_epfd, LinuxNative.EpollCtlAdd, fd, interest, registration.Token) != 0)
+        {
+            int errno = Marshal.GetLastPInvokeError();
+            FreeSlot(registration);
+            throw Failure("epoll_ctl", errno);
+        }
+
+        Interlocked.Increment(ref _registered);
+        return registration;
+    }
+
+    /// <summary>
+    /// Removes a socket before it is closed (the caller closes it after this returns) and fails its
+    /// waiters with <paramref name="reason"/>.
+    /// </summary>
+    internal void Deregister(IoRegistration registration, Exception reason)
+    {
+        registration.Abort(reason);
+        if (!_disposed)
+        {
+            // Fails only if the driver closed the epoll descriptor meanwhile: nothing to remove then.
+            LinuxNative.Control(_epfd, LinuxNative.EpollCtlDel, registration.Fd, 0, 0);
+        }
+
+        if (FreeSlot(registration))
+        {
+            Interlocked.Decrement(ref _registered);
+        }
+    }
+
+    /// <summary>Takes the poller token; false when another worker holds it.</summary>
+    internal bool TryAcquirePoller() =>
+        !_disposed && Volatile.Read(ref _pollerHeld) == 0 && Interlocked.CompareExchange(ref _pollerHeld, 1, 0) == 0;
+
+    internal void ReleasePoller() => Volatile.Write(ref _pollerHeld, 0);
+
+    /// <summary>
+    /// Waits up to <paramref name="timeoutMilliseconds"/> (-1: until an event or <see cref="Wake"/>)
+    /// and returns how many events are in the buffer. Poller holder only.
+    /// </summary>
+    internal int Poll(int timeoutMilliseconds)
+    {
+        int count = LinuxNative.EpollWait(_epfd, _events, EventCapacity, timeoutMilliseconds);
+        if (count < 0)
+        {
+            int errno = Marshal.GetLastPInvokeError();
+            if (errno == LinuxNative.EINTR)
+            {
+                return 0;
+            }
+
+            throw Failure("epoll_wait", errno);
+        }
+
+        return count;
+    }
+
+    /// <summary>
+    /// Hands the events of the last <see cref="Poll"/> to their sockets (poller holder only). Returns
+    /// how many were socket events (not wake-ups).
+    /// </summary>
+    internal int Dispatch(int count)
+    {
+        int stride = LinuxNative.EventStride;
+        int dataOffset = LinuxNative.EventDataOffset;
+        int socketEvents = 0;
+        IoRegistration?[] slots = Volatile.Read(ref _slots);
+        for (int i = 0; i < count; i++)
+        {
+            byte* ev = _events + (i * stride);
+            uint flags = *(uint*)ev;
+            ulong token = *(ulong*)(ev + dataOffset);
+            if (token == WakeToken)
+            {
+                ulong drained;
+                LinuxNative.Read(_eventFd, (byte*)&drained, sizeof(ulong));
+                continue;
+            }
+
+            int slot = (int)(uint)token;
+            if (slot >= slots.Length)
+            {
+                slots = Volatile.Read(ref _slots);
+                if (slot >= slots.Length)
+                {
+                    continue;
+                }
+            }
+
+            IoRegistration? registration = Volatile.Read(ref slots[slot]);
+            if (registration is null || registration.Token != token)
+            {
+                continue; // deregistered after this event was fetched
+            }
+
+            socketEvents++;
+            const uint error = LinuxNative.EpollErr | LinuxNative.EpollHup;
+            if ((flags & (LinuxNative.EpollIn | LinuxNative.EpollRdHup | error)) != 0)
+            {
+                registration.OnReady(write: false);
+            }
+
+            if ((flags & (LinuxNative.EpollOut | error)) != 0)
+            {
+                registration.OnReady(write: true);
+            }
+        }
+
+        return socketEvents;
+    }
+
+    /// <summary>Interrupts a blocked <see cref="Poll"/> (any thread).</summary>
+    internal void Wake()
+    {
+        if (_disposed)
+        {
+            return;
+        }
+
+        ulong one = 1;
+        LinuxNative.Write(_eventFd, (byte*)&one, sizeof(ulong));
+    }
+
+    /// <summary>
+    /// Shuts the driver down once no worker can poll any more (the runtime's workers have exited):
+    /// every registered socket's waiters fail with <see cref="ObjectDisposedException"/>, as do its
+    /// later operations.
+    /// </summary>
+    public void Dispose()
+    {
+        List<IoRegistration> live = new();
+        lock (_tableLock)
+        {
+            if (_disposed)
+            {
+                return;
+            }
+
+            _disposed = true;
+            foreach (IoRegistration? registration in _slots)
+            {
+                if (registration is not null)
+                {
+                    live.Add(registration);
+                }
+            }
+        }
+
+        var reason = new ObjectDisposedException(nameof(Scheduling.MultiThreadRuntime), "The runtime that drives this socket's I/O was disposed.");
+        foreach (IoRegistration registration in live)
+        {
+            registration.Abort(reason);
+        }
+
+        LinuxNative.Close(_eventFd);
+        LinuxNative.Close(_epfd);
+        NativeMemory.Free(_events);
+        _events = null;
+    }
+
+    private bool FreeSlot(IoRegistration registration)
+    {
+        int slot = (int)(uint)registration.Token;
+        lock (_tableLock)
+        {
+            if (!ReferenceEquals(_slots[slot], registration))
+            {
+                return false;
+            }
+
+            Volatile.Write(ref _slots[slot], null);
+            _generations[slot]++;
+            _freeSlots.Push(slot);
+            return true;
+        }
+    }
+
+    internal static IOException Failure(string call, int errno) =>
+        new($"{call} failed: {Marshal.GetPInvokeErrorMessage(errno)} (errno {errno}).", errno);
+}

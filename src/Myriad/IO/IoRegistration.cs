@@ -1,0 +1,156 @@
+using System;
+using System.Threading;
+
+namespace Myriad.IO;
+
+/// <summary>An operation parked on a socket until it is ready: a read, a write, an accept or a connect.</summary>
+internal interface IIoWaiter
+{
+    /// <summary>
+    /// Performs the operation's system call once. Returns false when the socket would block (the
+    /// operation stays pending); otherwise completes the operation (with its result or its error)
+    /// and returns true.
+    /// </summary>
+    bool TryAttempt();
+
+    /// <summary>Completes the pending operation with <paramref name="error"/> (disposal, driver shutdown, cancellation).</summary>
+    void Fail(Exception error);
+}
+
+/// <summary>
+/// One socket's entry in an <see cref="IoDriver"/>: per direction, a readiness sequence number and
+/// the one operation waiting for readiness.
+/// </summary>
+/// <remarks>
+/// <para>The socket is registered once, edge-triggered, for reading and writing. Edge-triggered
+/// epoll reports a transition only: after an operation saw "would block", the next event for that
+/// direction is guaranteed to come, but only once. The protocol below makes sure that one event is
+/// never missed by an operation that is about to park.</para>
+/// <para><b>Park (the operation's thread, <see cref="AttemptOrPark"/>).</b>
+/// 1. Read the direction's sequence number <c>s</c>.
+/// 2. Attempt the system call; if it did not block, the operation is complete: stop.
+/// 3. Publish the operation in the waiter slot (interlocked exchange: a full fence).
+/// 4. Re-read the sequence number. Unchanged: the driver will see the waiter at the next event; stop.
+/// 5. Changed: an event arrived since step 1, possibly before step 3 (the driver then found the slot
+///    empty). Take the operation back (compare-exchange); if that fails, the driver or a disposer
+///    already took it and owns it now: stop. Otherwise go to step 1.</para>
+/// <para><b>Event (the polling worker, <see cref="OnReady"/>).</b>
+/// 1. Increment the sequence number (interlocked: a full fence).
+/// 2. Exchange the waiter slot with null; if it held an operation, this thread owns it and runs the
+///    park protocol for it (an event may be spurious, edge-triggered readiness can be stale).</para>
+/// <para>Why nothing is lost: the operation writes the slot then reads the sequence; the driver writes
+/// the sequence then reads the slot. With full fences on both sides, either the driver sees the
+/// waiter or the operation sees the new sequence number and retries. Only one thread ever owns a
+/// parked operation, because it leaves the slot only through an exchange or a successful
+/// compare-exchange. Disposal (<see cref="Abort"/>) is an event that fails the waiter instead.</para>
+/// </remarks>
+internal sealed class IoRegistration
+{
+    private int _readSeq;
+    private int _writeSeq;
+    private IIoWaiter? _reader;
+    private IIoWaiter? _writer;
+    private Exception? _abort;
+
+    internal IoRegistration(IoDriver driver, int fd)
+    {
+        Driver = driver;
+        Fd = fd;
+    }
+
+    internal IoDriver Driver { get; }
+
+    internal int Fd { get; }
+
+    /// <summary>The token the driver put in the epoll data of this socket (slot and generation).</summary>
+    internal ulong Token;
+
+    /// <summary>Set once by <see cref="Abort"/>: why every later operation fails.</summary>
+    internal Exception? AbortReason => Volatile.Read(ref _abort);
+
+    /// <summary>Step 1 of Park for the caller's fast path, which makes its first attempt itself.</summary>
+    internal int ReadSequence(bool write) => Volatile.Read(ref write ? ref _writeSeq : ref _readSeq);
+
+    /// <summary>
+    /// Steps 3 to 5 of Park for an operation whose first attempt (made after reading <paramref name="seq"/>)
+    /// would block. Returns when the operation is complete or owned by the slot.
+    /// </summary>
+    internal void Park(bool write, IIoWaiter op, int seq)
+    {
+        ref int sequence = ref write ? ref _writeSeq : ref _readSeq;
+        ref IIoWaiter? slot = ref write ? ref _writer : ref _reader;
+        if (!Publish(ref sequence, ref slot, op, seq))
+        {
+            AttemptOrPark(ref sequence, ref slot, op);
+        }
+    }
+
+    /// <summary>The event protocol for one direction.</summary>
+    internal void OnReady(bool write)
+    {
+        ref int sequence = ref write ? ref _writeSeq : ref _readSeq;
+        ref IIoWaiter? slot = ref write ? ref _writer : ref _reader;
+        Interlocked.Increment(ref sequence);
+        IIoWaiter? op = Interlocked.Exchange(ref slot, null);
+        if (op is not null)
+        {
+            AttemptOrPark(ref sequence, ref slot, op);
+        }
+    }
+
+    /// <summary>
+    /// Takes a parked operation back out of its slot (cancellation); false when the driver or a
+    /// disposer took it first, which then completes it.
+    /// </summary>
+    internal bool TryTakeBack(bool write, IIoWaiter op)
+    {
+        ref IIoWaiter? slot = ref write ? ref _writer : ref _reader;
+        return ReferenceEquals(Interlocked.CompareExchange(ref slot, null, op), op);
+    }
+
+    /// <summary>
+    /// Fails both directions' waiters, and every later operation, with <paramref name="reason"/>
+    /// (socket disposal, driver shutdown). An event for both directions as far as parking goes: an
+    /// operation between its steps 3 and 5 sees the new sequence, takes itself back and fails at
+    /// its next attempt, which checks <see cref="AbortReason"/> first.
+    /// </summary>
+    internal void Abort(Exception reason)
+    {
+        Interlocked.CompareExchange(ref _abort, reason, null);
+        Interlocked.Increment(ref _readSeq);
+        Interlocked.Increment(ref _writeSeq);
+        Interlocked.Exchange(ref _reader, null)?.Fail(_abort!);
+        Interlocked.Exchange(ref _writer, null)?.Fail(_abort!);
+    }
+
+    private static void AttemptOrPark(ref int sequence, ref IIoWaiter? slot, IIoWaiter op)
+    {
+        while (true)
+        {
+            int seq = Volatile.Read(ref sequence);
+            if (op.TryAttempt() || Publish(ref sequence, ref slot, op, seq))
+            {
+                return;
+            }
+        }
+    }
+
+    /// <summary>Steps 3 to 5; false when the operation was taken back and must be attempted again.</summary>
+    private static bool Publish(ref int sequence, ref IIoWaiter? slot, IIoWaiter op, int seq)
+    {
+        IIoWaiter? previous = Interlocked.Exchange(ref slot, op);
+        if (previous is not null && !ReferenceEquals(previous, op))
+        {
+            // The connection refuses a second concurrent operation per direction before it gets
+            // here, so this is a bug, not a user error: fail loudly rather than lose one.
+            throw new InvalidOperationException("Two operations waited on the same socket direction.");
+        }
+
+        if (Volatile.Read(ref sequence) == seq)
+        {
+            return true;
+        }
+
+        return !ReferenceEquals(Interlocked.CompareExchange(ref slot, null, op), op);
+    }
+}

@@ -1,0 +1,386 @@
+using System;
+using System.IO;
+using System.Net;
+using System.Net.Sockets;
+using System.Runtime.InteropServices;
+using System.Threading;
+using System.Threading.Tasks;
+using Myriad.Jobs;
+using Myriad.Scheduling;
+
+namespace Myriad.IO;
+
+/// <summary>
+/// A TCP connection whose reads and writes are jobs. On Linux, in a <see cref="MultiThreadRuntime"/>,
+/// the socket is driven by the runtime's own I/O driver (epoll, polled by the workers): a job woken
+/// by I/O runs on the worker that polled, with no hand-off between threads. Elsewhere it falls back
+/// to the BCL's asynchronous socket operations. See docs/io.md.
+/// </summary>
+/// <remarks>
+/// <para>At most one read and one write may be pending at a time (a read and a write may overlap).
+/// Consume each returned job (await it once): the connection reuses its operation state, and the next
+/// operation in the same direction is refused with <see cref="InvalidOperationException"/> until the
+/// previous one's outcome was consumed.</para>
+/// <para>Steady state allocates nothing: an operation that completes at once returns a completed job,
+/// and one that has to wait reuses the connection's operation cell, unless it was given a cancelable
+/// token (a cancelable operation gets a cell of its own).</para>
+/// <para>Failures: a reset by the peer or another socket error is a <see cref="SocketException"/>
+/// (<see cref="SocketError.ConnectionReset"/>, ...); an operation pending or started when the
+/// connection is disposed fails with <see cref="ObjectDisposedException"/>; cancellation ends with
+/// <see cref="OperationCanceledException"/>.</para>
+/// </remarks>
+public sealed class JobTcpConnection : IDisposable
+{
+    private readonly IoRegistration? _registration;
+    private readonly ReadOperation? _read;
+    private readonly WriteOperation? _write;
+    private int _readBusy;
+    private int _writeBusy;
+    private int _disposed;
+
+    internal JobTcpConnection(Socket socket, IoDriver? driver)
+    {
+        Socket = socket;
+        if (driver is not null)
+        {
+            socket.Blocking = false;
+            _registration = driver.Register((int)socket.Handle);
+            _read = new ReadOperation(this);
+            _write = new WriteOperation(this);
+        }
+    }
+
+    internal Socket Socket { get; }
+
+    /// <summary>Whether this connection is driven by the runtime's I/O driver (false: BCL asynchronous sockets).</summary>
+    public bool UsesIoDriver => _registration is not null;
+
+    /// <summary>The local end point.</summary>
+    public EndPoint? LocalEndPoint => Socket.LocalEndPoint;
+
+    /// <summary>The remote end point.</summary>
+    public EndPoint? RemoteEndPoint => Socket.RemoteEndPoint;
+
+    /// <summary>Whether Nagle's algorithm is disabled (<see cref="Socket.NoDelay"/>).</summary>
+    public bool NoDelay
+    {
+        get => Socket.NoDelay;
+        set => Socket.NoDelay = value;
+    }
+
+    /// <summary>
+    /// Connects to <paramref name="remote"/>, driven by the current thread's runtime when that is a
+    /// <see cref="MultiThreadRuntime"/> on Linux.
+    /// </summary>
+    /// <exception cref="ArgumentNullException"><paramref name="remote"/> is null.</exception>
+    public static Job<JobTcpConnection> ConnectAsync(IPEndPoint remote, CancellationToken cancellationToken = default) =>
+        ConnectAsync(remote, JobRuntime.Current, cancellationToken);
+
+    /// <summary>
+    /// Connects to <paramref name="remote"/>; its I/O is driven by <paramref name="runtime"/>'s driver
+    /// when that is a <see cref="MultiThreadRuntime"/> on Linux, by BCL sockets otherwise (null included).
+    /// </summary>
+    /// <exception cref="ArgumentNullException"><paramref name="remote"/> is null.</exception>
+    public static Job<JobTcpConnection> ConnectAsync(IPEndPoint remote, JobRuntime? runtime, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(remote);
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return Job.FromCanceled<JobTcpConnection>(cancellationToken);
+        }
+
+        IoDriver? driver = DriverOf(runtime);
+        var socket = new Socket(remote.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
+        try
+        {
+            return driver is null ? ConnectBcl(socket, remote, cancellationToken) : ConnectNative(socket, remote, driver, cancellationToken);
+        }
+        catch
+        {
+            socket.Dispose();
+            throw;
+        }
+    }
+
+    /// <summary>
+    /// Reads into <paramref name="buffer"/>; the job's result is the number of bytes read, 0 once the
+    /// peer has closed its side (or for an empty buffer).
+    /// </summary>
+    /// <exception cref="InvalidOperationException">Another read is pending.</exception>
+    public Job<int> ReadAsync(Memory<byte> buffer, CancellationToken cancellationToken = default)
+    {
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return Job.FromCanceled<int>(cancellationToken);
+        }
+
+        if (Interlocked.Exchange(ref _readBusy, 1) != 0)
+        {
+            throw new InvalidOperationException("A read is already pending on this connection; await it before starting another.");
+        }
+
+        if (_registration is not { } registration)
+        {
+            return ReadBcl(buffer, cancellationToken);
+        }
+
+        int seq = registration.ReadSequence(write: false);
+        if (registration.AbortReason is { } reason)
+        {
+            EndRead();
+            return Job.FromException<int>(reason);
+        }
+
+        int received;
+        SocketError error;
+        try
+        {
+            received = Socket.Receive(buffer.Span, SocketFlags.None, out error);
+        }
+        catch (ObjectDisposedException disposed)
+        {
+            EndRead();
+            return Job.FromException<int>(disposed);
+        }
+
+        if (error == SocketError.Success)
+        {
+            EndRead();
+            return new Job<int>(received);
+        }
+
+        if (error is not (SocketError.WouldBlock or SocketError.Interrupted))
+        {
+            EndRead();
+            return Job.FromException<int>(ReadOperation.SocketFailure(error));
+        }
+
+        ReadOperation op = cancellationToken.CanBeCanceled ? new ReadOperation(this) : _read!;
+        op.Prepare(buffer);
+        return op.Park(registration, write: false, seq, cancellationToken);
+    }
+
+    /// <summary>Writes all of <paramref name="buffer"/>; the job completes once every byte was handed to the kernel.</summary>
+    /// <exception cref="InvalidOperationException">Another write is pending.</exception>
+    public Job WriteAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken = default)
+    {
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return Job.FromCanceled(cancellationToken);
+        }
+
+        if (Interlocked.Exchange(ref _writeBusy, 1) != 0)
+        {
+            throw new InvalidOperationException("A write is already pending on this connection; await it before starting another.");
+        }
+
+        if (_registration is not { } registration)
+        {
+            return WriteBcl(buffer, cancellationToken);
+        }
+
+        int seq = registration.ReadSequence(write: true);
+        if (registration.AbortReason is { } reason)
+        {
+            EndWrite();
+            return Job.FromException(reason);
+        }
+
+        try
+        {
+            while (true)
+            {
+                int sent = Socket.Send(buffer.Span, SocketFlags.None, out SocketError error);
+                if (error == SocketError.Success)
+                {
+                    buffer = buffer.Slice(sent);
+                    if (buffer.IsEmpty)
+                    {
+                        EndWrite();
+                        return Job.CompletedJob;
+                    }
+
+                    continue;
+                }
+
+                if (error is not (SocketError.WouldBlock or SocketError.Interrupted))
+                {
+                    EndWrite();
+                    return Job.FromException(WriteOperation.SocketFailure(error));
+                }
+
+                break;
+            }
+        }
+        catch (ObjectDisposedException disposed)
+        {
+            EndWrite();
+            return Job.FromException(disposed);
+        }
+
+        WriteOperation op = cancellationToken.CanBeCanceled ? new WriteOperation(this) : _write!;
+        op.Prepare(buffer);
+        return Job.FromUntyped(op.Park(registration, write: true, seq, cancellationToken));
+    }
+
+    /// <summary>Half-close: tells the peer no more data will be sent (it reads 0); reading goes on.</summary>
+    /// <exception cref="ObjectDisposedException">The connection was disposed.</exception>
+    public void ShutdownWrite()
+    {
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+        Socket.Shutdown(SocketShutdown.Send);
+    }
+
+    /// <summary>A <see cref="Stream"/> over this connection, for <c>SslStream</c>, pipelines and other stream-based code.</summary>
+    /// <param name="ownsConnection">Whether disposing the stream disposes the connection (default true).</param>
+    public Stream AsStream(bool ownsConnection = true) => new JobTcpStream(this, ownsConnection);
+
+    /// <summary>
+    /// Closes the connection. Pending and later operations fail with <see cref="ObjectDisposedException"/>.
+    /// </summary>
+    public void Dispose()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
+        // Deregistered before the close, so that the descriptor number, once reused by the kernel,
+        // cannot receive this socket's events.
+        _registration?.Driver.Deregister(_registration, new ObjectDisposedException(nameof(JobTcpConnection)));
+        Socket.Dispose();
+    }
+
+    internal void EndRead() => Volatile.Write(ref _readBusy, 0);
+
+    internal void EndWrite() => Volatile.Write(ref _writeBusy, 0);
+
+    /// <summary>The driver to use for sockets created on behalf of <paramref name="runtime"/>, or null for the BCL path.</summary>
+    internal static IoDriver? DriverOf(JobRuntime? runtime) =>
+        runtime is MultiThreadRuntime multi && LinuxNative.IsSupported ? multi.GetOrCreateIoDriver() : null;
+
+    private Job<int> ReadBcl(Memory<byte> buffer, CancellationToken cancellationToken)
+    {
+        ValueTask<int> pending;
+        try
+        {
+            pending = Socket.ReceiveAsync(buffer, SocketFlags.None, cancellationToken);
+        }
+        catch
+        {
+            EndRead();
+            throw;
+        }
+
+        if (pending.IsCompletedSuccessfully)
+        {
+            EndRead();
+            return new Job<int>(pending.Result);
+        }
+
+        return AwaitRead(pending);
+    }
+
+    private async Job<int> AwaitRead(ValueTask<int> pending)
+    {
+        try
+        {
+            return await pending;
+        }
+        finally
+        {
+            EndRead();
+        }
+    }
+
+    private Job WriteBcl(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken)
+    {
+        ValueTask<int> pending;
+        try
+        {
+            pending = Socket.SendAsync(buffer, SocketFlags.None, cancellationToken);
+        }
+        catch
+        {
+            EndWrite();
+            throw;
+        }
+
+        if (pending.IsCompletedSuccessfully && pending.Result == buffer.Length)
+        {
+            EndWrite();
+            return Job.CompletedJob;
+        }
+
+        return AwaitWrite(pending, buffer, cancellationToken);
+    }
+
+    private async Job AwaitWrite(ValueTask<int> pending, ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken)
+    {
+        try
+        {
+            while (true)
+            {
+                int sent = await pending;
+                buffer = buffer.Slice(sent);
+                if (buffer.IsEmpty)
+                {
+                    return;
+                }
+
+                pending = Socket.SendAsync(buffer, SocketFlags.None, cancellationToken);
+            }
+        }
+        finally
+        {
+            EndWrite();
+        }
+    }
+
+    private static async Job<JobTcpConnection> ConnectBcl(Socket socket, IPEndPoint remote, CancellationToken cancellationToken)
+    {
+        try
+        {
+            await socket.ConnectAsync(remote, cancellationToken);
+            return new JobTcpConnection(socket, null);
+        }
+        catch
+        {
+            socket.Dispose();
+            throw;
+        }
+    }
+
+    private static unsafe Job<JobTcpConnection> ConnectNative(Socket socket, IPEndPoint remote, IoDriver driver, CancellationToken cancellationToken)
+    {
+        socket.Blocking = false;
+        SocketAddress address = remote.Serialize();
+        int fd = (int)socket.Handle;
+        int result;
+        fixed (byte* raw = address.Buffer.Span)
+        {
+            result = LinuxNative.Connect(fd, raw, address.Size);
+        }
+
+        int errno = result == 0 ? 0 : Marshal.GetLastPInvokeError();
+        if (errno != 0 && errno != LinuxNative.EINPROGRESS)
+        {
+            throw new SocketException(ConnectOperation.ToSocketError(errno));
+        }
+
+        var connection = new JobTcpConnection(socket, driver);
+        if (errno == 0)
+        {
+            return new Job<JobTcpConnection>(connection);
+        }
+
+        // Registered after the call: epoll reports the socket writable once the handshake is over
+        // (at once if it already is), never the "hung up" state of a socket not yet connecting.
+        // The sequence number was not read before the first attempt (the socket was not registered
+        // yet), so an impossible one is passed: parking then always takes the operation back and
+        // retries it once under the regular protocol, and an event that came meanwhile is not lost.
+        IoRegistration registration = connection._registration!;
+        var op = new ConnectOperation(connection, address);
+        return op.Park(registration, write: true, seq: registration.ReadSequence(write: true) - 1, cancellationToken);
+    }
+}

@@ -1,0 +1,128 @@
+using System.Threading;
+using Myriad.Internal;
+using Myriad.IO;
+
+namespace Myriad.Scheduling;
+
+/// <summary>
+/// A worker's part in driving the runtime's I/O (see <see cref="IoDriver"/> and docs/io.md): it
+/// parks in the driver instead of on its parker when it can take the poller token, and a busy worker
+/// polls without blocking every <see cref="RuntimeOptions.IoPollInterval"/> ticks.
+/// </summary>
+/// <remarks>
+/// <para><b>Parking in the driver (<see cref="Sleep"/>, step 4 of the idle coordinator's Park).</b>
+/// The worker is on the idle stack, like any parked worker, and a notifier wakes it the same way:
+/// 1. Take the poller token; if another worker holds it, sleep on the parker as usual.
+/// 2. Announce the blocking poll (<c>_pollingIo</c> = 1, interlocked: a full fence).
+/// 3. Consume a pending permit (<see cref="Parker.Park"/> with a zero timeout): if there was one, a
+///    notifier already popped this worker, so do not block.
+/// 4. Block in <c>epoll_wait</c>.
+/// 5. Clear <c>_pollingIo</c>, leave the idle stack (unless a notifier popped it already) before
+///    anything is dispatched, so that the wakes the dispatch makes go to other workers, then hand the
+///    events to their sockets and release the token.</para>
+/// <para><b>Unpark (<see cref="WakeIoPoller"/>).</b> The notifier first gives the parker's permit
+/// (an interlocked exchange, a full fence), then reads <c>_pollingIo</c> and, if set, writes the
+/// driver's eventfd. Either the worker's step 3 sees the permit, or the notifier sees the flag and
+/// the eventfd interrupts step 4: no wake-up is lost. A late eventfd write or a leftover permit only
+/// makes a later park return early once, which the loop tolerates.</para>
+/// <para><b>Where woken jobs run.</b> The dispatch runs with the trampoline depth at its limit, so a
+/// completed operation's continuation is queued on this worker (its next-job slot, the older ones in
+/// its run queue, where idle siblings are notified and may steal them) instead of running inside the
+/// poll: the jobs woken by I/O run on the worker that polled, after it gave the token back.</para>
+/// </remarks>
+internal sealed partial class Worker
+{
+    private int _pollingIo;
+
+    /// <summary>The fairness tick: a busy worker looks at the driver now and then (never blocking).</summary>
+    private void PollIoOnTick()
+    {
+        IoDriver? driver = _runtime.IoDriverOrNull;
+        if (driver is null || _tick % (uint)_runtime.Options.IoPollInterval != 0 || driver.RegisteredCount == 0 || !driver.TryAcquirePoller())
+        {
+            return;
+        }
+
+        try
+        {
+            int count = driver.Poll(0);
+            if (count > 0)
+            {
+                DispatchIo(driver, count);
+            }
+        }
+        finally
+        {
+            driver.ReleasePoller();
+        }
+    }
+
+    /// <summary>Steps 1 to 5 of parking in the driver; called by the idle coordinator instead of <see cref="Parker.Park"/>.</summary>
+    internal void Sleep(MultiThreadRuntime.IdleCoordinator idle)
+    {
+        IoDriver? driver = _runtime.IoDriverOrNull;
+        if (driver is null)
+        {
+            Parker.Park();
+            return;
+        }
+
+        if (!driver.TryAcquirePoller())
+        {
+            // Once a driver exists, a permit may be stale (left by an Unpark whose eventfd write
+            // ended an earlier poll): whatever woke us, make sure we are off the idle stack, or a
+            // later park would push this worker twice.
+            Parker.Park();
+            idle.LeaveIdle(this);
+            return;
+        }
+
+        try
+        {
+            Interlocked.Exchange(ref _pollingIo, 1);
+            if (Parker.Park(0))
+            {
+                Volatile.Write(ref _pollingIo, 0);
+                idle.LeaveIdle(this);
+                return;
+            }
+
+            int count = driver.Poll(-1);
+            Volatile.Write(ref _pollingIo, 0);
+            idle.LeaveIdle(this);
+            if (count > 0)
+            {
+                DispatchIo(driver, count);
+            }
+        }
+        finally
+        {
+            Volatile.Write(ref _pollingIo, 0);
+            driver.ReleasePoller();
+        }
+    }
+
+    /// <summary>The notifier's half of the protocol, after the permit was given.</summary>
+    private void WakeIoPoller()
+    {
+        if (Volatile.Read(ref _pollingIo) != 0)
+        {
+            _runtime.IoDriverOrNull?.Wake();
+        }
+    }
+
+    private static void DispatchIo(IoDriver driver, int count)
+    {
+        PerThread state = PerThread.Current;
+        int depth = state.Depth;
+        state.Depth = MyriadDefaults.MaxInlineDepth;
+        try
+        {
+            driver.Dispatch(count);
+        }
+        finally
+        {
+            state.Depth = depth;
+        }
+    }
+}

@@ -1,0 +1,309 @@
+using System;
+using System.IO;
+using System.Net;
+using System.Net.Security;
+using System.Net.Sockets;
+using System.Threading;
+using System.Threading.Tasks;
+using Myriad.IO;
+using Myriad.Scheduling;
+using Myriad.Tests.Support;
+using Xunit;
+
+namespace Myriad.Tests.IO;
+
+public sealed class JobTcpConnectionTests
+{
+    private static MultiThreadRuntime NewRuntime() => new(new RuntimeOptions { WorkerCount = 2 });
+
+    [Fact]
+    public void ReadWrite_OnMultiThreadRuntime_EchoesThroughTheDriver()
+    {
+        using var runtime = NewRuntime();
+        int echoed = Bounded.Run(runtime, async () =>
+        {
+            using var listener = JobTcpListener.Bind(IoTestSupport.Loopback);
+            Assert.Equal(OperatingSystem.IsLinux(), listener.UsesIoDriver);
+            Job server = JobRuntime.Current!.Spawn(async () =>
+            {
+                using JobTcpConnection peer = await listener.AcceptAsync();
+                byte[] buffer = new byte[64];
+                int read;
+                while ((read = await peer.ReadAsync(buffer)) > 0)
+                {
+                    await peer.WriteAsync(buffer.AsMemory(0, read));
+                }
+            });
+
+            using JobTcpConnection client = await JobTcpConnection.ConnectAsync(listener.LocalEndPoint);
+            Assert.Equal(OperatingSystem.IsLinux(), client.UsesIoDriver);
+            byte[] request = new byte[64];
+            byte[] reply = new byte[64];
+            int total = 0;
+            for (int i = 0; i < 200; i++)
+            {
+                request.AsSpan().Fill((byte)i);
+                await client.WriteAsync(request);
+                await IoTestSupport.ReadExactly(client, reply);
+                Assert.Equal(request, reply);
+                total++;
+            }
+
+            client.ShutdownWrite();
+            await server;
+            return total;
+        });
+
+        Assert.Equal(200, echoed);
+    }
+
+    [Fact]
+    public void ReadWrite_OnCurrentThreadRuntime_FallsBackToBclSockets()
+    {
+        using var runtime = new CurrentThreadRuntime();
+        using var listener = new TcpListener(IPAddress.Loopback, 0);
+        listener.Start();
+        Task<Socket> accepted = listener.AcceptSocketAsync();
+        string reply = Bounded.Run(runtime, async () =>
+        {
+            using JobTcpConnection client = await JobTcpConnection.ConnectAsync((IPEndPoint)listener.LocalEndpoint);
+            Assert.False(client.UsesIoDriver);
+            using Socket peer = await accepted;
+            await client.WriteAsync("ping"u8.ToArray());
+            byte[] buffer = new byte[4];
+            int read = peer.Receive(buffer);
+            peer.Send(buffer, read, SocketFlags.None);
+            await IoTestSupport.ReadExactly(client, buffer);
+            return System.Text.Encoding.ASCII.GetString(buffer);
+        });
+
+        Assert.Equal("ping", reply);
+    }
+
+    [Fact]
+    public void ReadAsync_PeerReset_ThrowsConnectionReset()
+    {
+        using var runtime = NewRuntime();
+        SocketException error = Bounded.Run(runtime, async () =>
+        {
+            using var listener = JobTcpListener.Bind(IoTestSupport.Loopback);
+            using var client = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+            client.Connect(listener.LocalEndPoint);
+            using JobTcpConnection server = await listener.AcceptAsync();
+            Job<int> pending = server.ReadAsync(new byte[16]);
+            IoTestSupport.ResetOnClose(client);
+            client.Close();
+            try
+            {
+                await pending;
+                throw new Xunit.Sdk.XunitException("the read succeeded after a reset");
+            }
+            catch (SocketException reset)
+            {
+                return reset;
+            }
+        });
+
+        Assert.Equal(SocketError.ConnectionReset, error.SocketErrorCode);
+    }
+
+    [Fact]
+    public void ShutdownWrite_HalfClose_PeerReadsEndAndStillReplies()
+    {
+        using var runtime = NewRuntime();
+        string reply = Bounded.Run(runtime, async () =>
+        {
+            using var listener = JobTcpListener.Bind(IoTestSupport.Loopback);
+            Job<JobTcpConnection> accepting = listener.AcceptAsync();
+            using JobTcpConnection client = await JobTcpConnection.ConnectAsync(listener.LocalEndPoint);
+            using JobTcpConnection server = await accepting;
+            await client.WriteAsync("abc"u8.ToArray());
+            client.ShutdownWrite();
+
+            byte[] buffer = new byte[16];
+            int total = 0;
+            int read;
+            while ((read = await server.ReadAsync(buffer.AsMemory(total))) > 0)
+            {
+                total += read;
+            }
+
+            Assert.Equal(3, total);
+            Assert.Equal(0, await server.ReadAsync(buffer)); // the end stays the end
+            await server.WriteAsync(buffer.AsMemory(0, total)); // the other direction is still open
+            server.ShutdownWrite();
+            byte[] back = new byte[3];
+            await IoTestSupport.ReadExactly(client, back);
+            Assert.Equal(0, await client.ReadAsync(buffer));
+            return System.Text.Encoding.ASCII.GetString(back);
+        });
+
+        Assert.Equal("abc", reply);
+    }
+
+    [Fact]
+    public void ReadAsync_CanceledWhilePending_ThrowsAndConnectionStaysUsable()
+    {
+        using var runtime = NewRuntime();
+        int after = Bounded.Run(runtime, async () =>
+        {
+            using var listener = JobTcpListener.Bind(IoTestSupport.Loopback);
+            Job<JobTcpConnection> accepting = listener.AcceptAsync();
+            using JobTcpConnection client = await JobTcpConnection.ConnectAsync(listener.LocalEndPoint);
+            using JobTcpConnection server = await accepting;
+            using var cts = new CancellationTokenSource();
+            Job<int> pending = server.ReadAsync(new byte[8], cts.Token);
+            Assert.False(pending.IsCompleted);
+            cts.Cancel();
+            await Assert.ThrowsAnyAsync<OperationCanceledException>(() => pending.AsTask());
+
+            await client.WriteAsync(new byte[] { 1, 2, 3 });
+            byte[] buffer = new byte[3];
+            await IoTestSupport.ReadExactly(server, buffer);
+            return buffer[2];
+        });
+
+        Assert.Equal(3, after);
+    }
+
+    [Fact]
+    public void ReadAsync_DisposedWhilePending_ThrowsObjectDisposed()
+    {
+        using var runtime = NewRuntime();
+        Bounded.Run(runtime, async () =>
+        {
+            using var listener = JobTcpListener.Bind(IoTestSupport.Loopback);
+            Job<JobTcpConnection> accepting = listener.AcceptAsync();
+            using JobTcpConnection client = await JobTcpConnection.ConnectAsync(listener.LocalEndPoint);
+            JobTcpConnection server = await accepting;
+            Job<int> pending = server.ReadAsync(new byte[8]);
+            server.Dispose();
+            await Assert.ThrowsAsync<ObjectDisposedException>(() => pending.AsTask());
+            await Assert.ThrowsAsync<ObjectDisposedException>(() => server.ReadAsync(new byte[8]).AsTask());
+            await Assert.ThrowsAsync<ObjectDisposedException>(() => server.WriteAsync(new byte[8]).AsTask());
+        });
+    }
+
+    [Fact]
+    public void AcceptAsync_ListenerDisposedWhilePending_ThrowsObjectDisposed()
+    {
+        using var runtime = NewRuntime();
+        Bounded.Run(runtime, async () =>
+        {
+            var listener = JobTcpListener.Bind(IoTestSupport.Loopback);
+            Job<JobTcpConnection> pending = listener.AcceptAsync();
+            listener.Dispose();
+            await Assert.ThrowsAnyAsync<Exception>(() => pending.AsTask());
+        });
+    }
+
+    [Fact]
+    public void ReadAsync_SecondConcurrentRead_ThrowsInvalidOperation()
+    {
+        using var runtime = NewRuntime();
+        Bounded.Run(runtime, async () =>
+        {
+            using var listener = JobTcpListener.Bind(IoTestSupport.Loopback);
+            Job<JobTcpConnection> accepting = listener.AcceptAsync();
+            using JobTcpConnection client = await JobTcpConnection.ConnectAsync(listener.LocalEndPoint);
+            using JobTcpConnection server = await accepting;
+            Job<int> first = server.ReadAsync(new byte[8]);
+            Assert.Throws<InvalidOperationException>(() => server.ReadAsync(new byte[8]));
+            await client.WriteAsync(new byte[] { 7 });
+            Assert.Equal(1, await first);
+        });
+    }
+
+    [Fact]
+    public void ConnectAsync_NobodyListening_ThrowsConnectionRefused()
+    {
+        using var runtime = NewRuntime();
+        var port = new TcpListener(IPAddress.Loopback, 0);
+        port.Start();
+        var endPoint = (IPEndPoint)port.LocalEndpoint;
+        port.Stop();
+        SocketException error = Bounded.Run(runtime, async () =>
+        {
+            try
+            {
+                using JobTcpConnection connection = await JobTcpConnection.ConnectAsync(endPoint);
+                throw new Xunit.Sdk.XunitException("connected to a closed port");
+            }
+            catch (SocketException refused)
+            {
+                return refused;
+            }
+        });
+
+        Assert.Equal(SocketError.ConnectionRefused, error.SocketErrorCode);
+    }
+
+    [Fact]
+    public void ReadWrite_SteadyState_AllocateNothingPerRoundTrip()
+    {
+        if (!OperatingSystem.IsLinux())
+        {
+            return;
+        }
+
+        using var runtime = NewRuntime();
+        long bytes = Bounded.Run(runtime, async () =>
+        {
+            using var listener = JobTcpListener.Bind(IoTestSupport.Loopback);
+            Job<JobTcpConnection> accepting = listener.AcceptAsync();
+            using JobTcpConnection client = await JobTcpConnection.ConnectAsync(listener.LocalEndPoint);
+            using JobTcpConnection server = await accepting;
+            byte[] request = new byte[32];
+            byte[] reply = new byte[32];
+            Job echo = JobRuntime.Current!.Spawn(async () =>
+            {
+                byte[] buffer = new byte[32];
+                int read;
+                while ((read = await server.ReadAsync(buffer)) > 0)
+                {
+                    await server.WriteAsync(buffer.AsMemory(0, read));
+                }
+            });
+
+            long measured = await SteadyState.AllocatedBytesAsync(async n =>
+            {
+                for (int i = 0; i < n; i++)
+                {
+                    await client.WriteAsync(request);
+                    await IoTestSupport.ReadExactly(client, reply);
+                }
+            }, 200);
+            client.ShutdownWrite();
+            await echo;
+            return measured;
+        }, TimeSpan.FromSeconds(60));
+
+        // Per-thread accounting of the client's loop: the reads that wait reuse the connection's cell.
+        Assert.True(bytes <= 0, $"{bytes} bytes allocated by 200 extra round trips");
+    }
+
+    [Fact]
+    public void AsStream_UnderSslStream_CompletesAHandshakeAndExchangesData()
+    {
+        using var runtime = NewRuntime();
+        using var certificate = TestCertificate.Create();
+        string reply = Bounded.Run(runtime, async () =>
+        {
+            using var listener = JobTcpListener.Bind(IoTestSupport.Loopback);
+            Job<JobTcpConnection> accepting = listener.AcceptAsync();
+            using JobTcpConnection client = await JobTcpConnection.ConnectAsync(listener.LocalEndPoint);
+            using JobTcpConnection server = await accepting;
+            using var serverSsl = new SslStream(server.AsStream(ownsConnection: false));
+            using var clientSsl = new SslStream(client.AsStream(ownsConnection: false), false, (_, _, _, _) => true);
+            Task serverHandshake = serverSsl.AuthenticateAsServerAsync(certificate);
+            await clientSsl.AuthenticateAsClientAsync("localhost");
+            await serverHandshake;
+            await clientSsl.WriteAsync("hello"u8.ToArray());
+            byte[] buffer = new byte[5];
+            await serverSsl.ReadExactlyAsync(buffer);
+            return System.Text.Encoding.ASCII.GetString(buffer);
+        });
+
+        Assert.Equal("hello", reply);
+    }
+}
