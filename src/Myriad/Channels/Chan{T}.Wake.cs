@@ -20,7 +20,10 @@ namespace Myriad.Channels;
 // refill it: the switches are amortized over a buffer's worth of items. A buffered channel here does
 // the same: the wake of a counterpart is deferred to the current worker's run-next slot (the
 // trampoline's deferral path: the woken job runs when this one suspends, or on another worker that
-// steals it). An unbuffered channel keeps the inline hand-off, which is its fast path.
+// steals it). An unbuffered channel keeps the inline hand-off, which is its fast path. So does an
+// unbounded one: its senders never wait, so a producer that never suspends would keep a deferred
+// consumer off a one-worker runtime while the buffer grew without limit; the bound is what makes
+// deferring safe (at most a buffer's worth of items piles up before the producer waits).
 //
 // Hazards.
 // - Deferral is only used on a MultiThreadRuntime worker thread, whose loop always drains its
@@ -31,11 +34,11 @@ namespace Myriad.Channels;
 //   is restored even if the completion throws.
 public sealed partial class Chan<T>
 {
-    /// <summary>Completes a claimed counterpart: deferred on a worker for a buffered channel, inline otherwise.</summary>
+    /// <summary>Completes a claimed counterpart: deferred on a worker for a bounded buffered channel, inline otherwise.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void Wake(IWaiter<T> waiter, T item)
     {
-        if (_buffer is null)
+        if (_buffer is null || _buffer.Capacity == UnboundedCapacity)
         {
             waiter.Complete(item);
         }
