@@ -11,7 +11,10 @@ namespace Myriad.Benchmarks;
 /// (<c>WriteAsync</c>/<c>ReadAsync</c> vs <c>SendAsync</c>/<c>ReceiveAsync</c>). Buffered kinds: send then
 /// receive on one thread (both complete synchronously). Unbuffered: 1000 round trips between two jobs (a rendezvous needs a
 /// partner), figures per round trip. One select over two channels, and one over four channels of
-/// mixed element types and operations with one case ready.
+/// mixed element types and operations with one case ready. Contended: the worker-pool shape, 4
+/// producers and 4 consumers over one channel (capacity 1024, and unbuffered), producers sending with
+/// the async send and consumers enumerating with <c>await foreach</c> over <c>ReadAllAsync</c>;
+/// figures per item.
 /// </summary>
 [Config(typeof(BenchConfig))]
 [CategoriesColumn]
@@ -111,6 +114,108 @@ public class ChannelBenchmarks
             .Receive(_select4Ready)
             .AsJob()
             .Wait();
+    }
+
+    /// <summary>Items per contended invocation (each passes from one of 4 producers to one of 4 consumers).</summary>
+    private const int ContendedItems = 100_000;
+
+    [Benchmark(Baseline = true, OperationsPerInvoke = ContendedItems), BenchmarkCategory("contended-1024")]
+    public long Contended1024_Tpl() => Task.Run(static () => TplPool(1024)).GetAwaiter().GetResult();
+
+    [Benchmark(OperationsPerInvoke = ContendedItems), BenchmarkCategory("contended-1024")]
+    public long Contended1024_Myriad() => _runtime.Run(_runtime, static rt => MyriadPool(rt, 1024));
+
+    [Benchmark(Baseline = true, OperationsPerInvoke = ContendedItems), BenchmarkCategory("contended-unbuffered")]
+    public long ContendedUnbuffered_Tpl() => Task.Run(static () => TplPool(0)).GetAwaiter().GetResult();
+
+    [Benchmark(OperationsPerInvoke = ContendedItems), BenchmarkCategory("contended-unbuffered")]
+    public long ContendedUnbuffered_Myriad() => _runtime.Run(_runtime, static rt => MyriadPool(rt, 0));
+
+    private static async Task<long> TplPool(int capacity)
+    {
+        Channel<long> channel = Channel.CreateBounded<long>(capacity);
+        var producers = new Task[4];
+        for (int p = 0; p < producers.Length; p++)
+        {
+            long first = p;
+            producers[p] = Task.Run(async () =>
+            {
+                for (long i = first; i < ContendedItems; i += 4)
+                {
+                    await channel.Writer.WriteAsync(i);
+                }
+            });
+        }
+
+        var consumers = new Task<long>[4];
+        for (int k = 0; k < consumers.Length; k++)
+        {
+            consumers[k] = Task.Run(async () =>
+            {
+                long sum = 0;
+                await foreach (long item in channel.Reader.ReadAllAsync())
+                {
+                    sum += item;
+                }
+
+                return sum;
+            });
+        }
+
+        await Task.WhenAll(producers);
+        channel.Writer.Complete();
+        long total = 0;
+        foreach (Task<long> consumer in consumers)
+        {
+            total += await consumer;
+        }
+
+        return total;
+    }
+
+    private static async Job<long> MyriadPool(JobRuntime runtime, int capacity)
+    {
+        Chan<long> channel = capacity == 0 ? Chan.Unbuffered<long>() : Chan.Bounded<long>(capacity);
+        var producers = new Job[4];
+        for (int p = 0; p < producers.Length; p++)
+        {
+            producers[p] = runtime.Spawn((channel, first: (long)p), static async s =>
+            {
+                for (long i = s.first; i < ContendedItems; i += 4)
+                {
+                    await s.channel.SendAsync(i);
+                }
+            });
+        }
+
+        var consumers = new Job<long>[4];
+        for (int k = 0; k < consumers.Length; k++)
+        {
+            consumers[k] = runtime.Spawn(channel, static async c =>
+            {
+                long sum = 0;
+                await foreach (long item in c.ReadAllAsync())
+                {
+                    sum += item;
+                }
+
+                return sum;
+            });
+        }
+
+        foreach (Job producer in producers)
+        {
+            await producer;
+        }
+
+        channel.Close();
+        long total = 0;
+        foreach (Job<long> consumer in consumers)
+        {
+            total += await consumer;
+        }
+
+        return total;
     }
 
     private static async Task<long> TplPingPong()

@@ -1,5 +1,4 @@
 using System.Collections.Generic;
-using System.Runtime.CompilerServices;
 using System.Threading;
 
 namespace Myriad.Channels;
@@ -12,27 +11,11 @@ public sealed partial class Chan<T>
     /// </summary>
     /// <param name="cancellationToken">Stops the enumeration with <see cref="System.OperationCanceledException"/>
     /// while it waits; an item is never lost to a cancellation (see <see cref="ReceiveAsync"/>).</param>
-    /// <returns>The items in channel order. If the channel was closed with an error, the enumeration
+    /// <returns>The items in channel order, as a <see cref="ChanRange{T}"/> (an
+    /// <see cref="IAsyncEnumerable{T}"/>). If the channel was closed with an error, the enumeration
     /// throws it after the last item.</returns>
     /// <remarks>Several enumerations may run at once; each item goes to exactly one of them. Items
-    /// already buffered are taken without suspending.</remarks>
-    public async IAsyncEnumerable<T> ReadAllAsync([EnumeratorCancellation] CancellationToken cancellationToken = default)
-    {
-        while (true)
-        {
-            while (TryReceive(out T? item))
-            {
-                yield return item;
-                cancellationToken.ThrowIfCancellationRequested();
-            }
-
-            (T value, bool ok) = await ReceiveOkAsync(cancellationToken);
-            if (!ok)
-            {
-                yield break;
-            }
-
-            yield return value;
-        }
-    }
+    /// already buffered are taken without suspending and without allocating; in a job, a wait resumes
+    /// as any other await of a job does (see <see cref="ChanRange{T}"/>).</remarks>
+    public ChanRange<T> ReadAllAsync(CancellationToken cancellationToken = default) => new(this, cancellationToken);
 }

@@ -44,7 +44,11 @@ public sealed partial class Chan<T>
             return Job.FromException(ChanErrors.ForSend(CloseError));
         }
 
-        receiver?.Complete(item);
+        if (receiver is not null)
+        {
+            Wake(receiver, item);
+        }
+
         return Job.CompletedJob;
     }
 
@@ -71,7 +75,11 @@ public sealed partial class Chan<T>
         }
 
         _lock.Exit();
-        sender?.Complete(default!);
+        if (sender is not null)
+        {
+            Wake(sender, default!);
+        }
+
         return status == Status.Done ? new Job<T>(item) : Job.FromException<T>(CloseError ?? ChanErrors.ForReceive());
     }
 
@@ -143,7 +151,11 @@ public sealed partial class Chan<T>
 
         _lock.Exit();
         waiter = null;
-        sender?.Complete(default!);
+        if (sender is not null)
+        {
+            Wake(sender, default!);
+        }
+
         return status;
     }
 
@@ -164,7 +176,11 @@ public sealed partial class Chan<T>
             throw ChanErrors.ForSend(CloseError);
         }
 
-        receiver?.Complete(item);
+        if (receiver is not null)
+        {
+            Wake(receiver, item);
+        }
+
         return status == Status.Done;
     }
 
@@ -177,7 +193,11 @@ public sealed partial class Chan<T>
         _lock.Enter();
         Status status = TryReceiveLocked(out item, out IWaiter<T>? sender);
         _lock.Exit();
-        sender?.Complete(item);
+        if (sender is not null)
+        {
+            Wake(sender, default!);
+        }
+
         return status == Status.Done;
     }
 }

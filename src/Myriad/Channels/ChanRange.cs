@@ -1,0 +1,163 @@
+using System;
+using System.Collections.Generic;
+using System.Threading;
+using System.Threading.Tasks;
+using Myriad.Internal;
+using Myriad.Jobs;
+
+namespace Myriad.Channels;
+
+/// <summary>
+/// The items of a channel until it is closed and drained, for <c>await foreach</c> (Go's
+/// <c>for v := range ch</c>); returned by <see cref="Chan{T}.ReadAllAsync"/>. It is its own enumerator
+/// and an <see cref="IAsyncEnumerable{T}"/>.
+/// </summary>
+/// <typeparam name="T">The element type.</typeparam>
+/// <remarks>
+/// <para><b>Costs.</b> <c>await foreach</c> binds to <see cref="MoveNextAsync"/>, which returns a
+/// <see cref="Job{T}"/>: while items are buffered (or senders wait) it completes synchronously and
+/// allocates nothing; when it must wait, this object is the completion cell the enumerating job
+/// awaits, so a job resumes as after any other Myriad await (no thread-pool hop). Through the
+/// <see cref="IAsyncEnumerator{T}"/> interface (LINQ, <c>WithCancellation</c>, code that is not a job)
+/// the same job is converted with <see cref="Job{T}.AsValueTask"/>.</para>
+/// <para><b>States</b> (the cell's own: pending while a receive waits, completed until the awaiter
+/// consumes the outcome, which resets it for the next wait).
+/// 1. <see cref="MoveNextAsync"/> takes a buffered item under the channel's lock, or else starts a
+///    <see cref="Chan{T}.ReceiveOkAsync"/> and registers this object (a work item) as its continuation;
+///    it hands out a job over this cell with the cell's current version.
+/// 2. When that receive completes, <see cref="Execute"/> consumes its outcome and completes this cell
+///    (true with <see cref="Current"/> set, false at a clean close, or the close error or the
+///    cancellation), which resumes the enumerating job through the trampoline.
+/// 3. The job consumes the outcome; that releases the cell (version incremented), ready for step 1.
+/// The enumerator contract (one <see cref="MoveNextAsync"/> at a time, each awaited before the next)
+/// is what keeps steps 1-3 from overlapping.</para>
+/// </remarks>
+public sealed class ChanRange<T> : JobBox<bool>, IAsyncEnumerable<T>, IAsyncEnumerator<T>
+{
+    private readonly Chan<T> _channel;
+    private readonly CancellationToken _token;
+    private readonly CancellationTokenSource? _linked;
+    private Job<ReceiveResult<T>> _receive;
+    private T _current = default!;
+    private int _enumerated;
+
+    internal ChanRange(Chan<T> channel, CancellationToken cancellationToken, CancellationTokenSource? linked = null)
+    {
+        _channel = channel;
+        _token = cancellationToken;
+        _linked = linked;
+    }
+
+    /// <summary>The item the last successful <see cref="MoveNextAsync"/> received.</summary>
+    public T Current => _current;
+
+    /// <summary>
+    /// The enumerator: this object for the first call, a fresh enumeration of the same channel for
+    /// each later one (as a compiler-generated async iterator does).
+    /// </summary>
+    /// <param name="cancellationToken">Stops the enumeration while it waits, together with the token
+    /// given to <see cref="Chan{T}.ReadAllAsync"/>.</param>
+    public ChanRange<T> GetAsyncEnumerator(CancellationToken cancellationToken = default)
+    {
+        CancellationTokenSource? linked = null;
+        CancellationToken token = _token;
+        if (cancellationToken.CanBeCanceled && cancellationToken != _token)
+        {
+            if (_token.CanBeCanceled)
+            {
+                linked = CancellationTokenSource.CreateLinkedTokenSource(_token, cancellationToken);
+                token = linked.Token;
+            }
+            else
+            {
+                token = cancellationToken;
+            }
+        }
+
+        if (linked is null && token == _token && Interlocked.Exchange(ref _enumerated, 1) == 0)
+        {
+            return this;
+        }
+
+        return new ChanRange<T>(_channel, token, linked) { _enumerated = 1 };
+    }
+
+    IAsyncEnumerator<T> IAsyncEnumerable<T>.GetAsyncEnumerator(CancellationToken cancellationToken) => GetAsyncEnumerator(cancellationToken);
+
+    /// <summary>
+    /// Receives the next item (step 1 of the protocol): true with <see cref="Current"/> set, false once
+    /// the channel is closed and drained. Throws the close error after the last item, or
+    /// <see cref="OperationCanceledException"/> if the token fires first.
+    /// </summary>
+    public Job<bool> MoveNextAsync()
+    {
+        if (_token.IsCancellationRequested)
+        {
+            return Job.FromCanceled<bool>(_token);
+        }
+
+        if (_channel.TryReceive(out T? item))
+        {
+            _current = item;
+            return new Job<bool>(true);
+        }
+
+        return WaitForItem();
+    }
+
+    ValueTask<bool> IAsyncEnumerator<T>.MoveNextAsync() => MoveNextAsync().AsValueTask();
+
+    /// <summary>Ends the enumeration; nothing is pending between two <see cref="MoveNextAsync"/> calls.</summary>
+    public ValueTask DisposeAsync()
+    {
+        _linked?.Dispose();
+        return default;
+    }
+
+    /// <summary>The waiting half of <see cref="MoveNextAsync"/>, out of line.</summary>
+    private Job<bool> WaitForItem()
+    {
+        Job<ReceiveResult<T>> receive = _channel.ReceiveOkAsync(_token);
+        if (receive._box is null)
+        {
+            // Completed at once: an item arrived since TryReceive, or the channel closed cleanly.
+            _current = receive._result.Value;
+            return new Job<bool>(receive._result.Ok);
+        }
+
+        short token = Version;
+        _receive = receive;
+        receive._box.OnCompleted(this, receive._token); // step 2 runs here if it already completed
+        return new Job<bool>(this, token);
+    }
+
+    /// <summary>Step 2: the receive completed.</summary>
+    internal override void Execute(PerThread state)
+    {
+        Job<ReceiveResult<T>> receive = _receive;
+        _receive = default;
+        ReceiveResult<T> result;
+        try
+        {
+            result = receive.GetAwaiter().GetResult();
+        }
+        catch (Exception error)
+        {
+            TrySetException(error);
+            return;
+        }
+
+        if (result.Ok)
+        {
+            _current = result.Value;
+        }
+
+        TrySetResult(result.Ok);
+    }
+
+    /// <summary>Step 3: the outcome was consumed.</summary>
+    private protected override void Release() => ResetBox();
+
+    internal override string Describe() =>
+        $"await foreach over Chan<{typeof(T).Name}>.ReadAllAsync (channel {System.Runtime.CompilerServices.RuntimeHelpers.GetHashCode(_channel):x8}): waits for an item or the close";
+}

@@ -1,0 +1,129 @@
+using System;
+using System.Collections.Generic;
+using System.Linq;
+using System.Threading;
+using System.Threading.Tasks;
+using Myriad.Channels;
+using Myriad.Scheduling;
+using Myriad.Tests.Support;
+using Xunit;
+
+namespace Myriad.Tests.Channels;
+
+/// <summary>The enumerator behind <see cref="Chan{T}.ReadAllAsync"/>: its pattern, its interface path and its tokens.</summary>
+public sealed class ChanRangeTests
+{
+    [Fact]
+    public void MoveNextAsync_ItemBuffered_CompletesSynchronously()
+    {
+        Chan<int> ch = Chan.Bounded<int>(4);
+        ch.TrySend(7);
+        ChanRange<int> range = ch.ReadAllAsync();
+        Job<bool> next = range.MoveNextAsync();
+        Assert.True(next.IsCompleted);
+        Assert.True(next.Wait());
+        Assert.Equal(7, range.Current);
+    }
+
+    [Fact]
+    public void MoveNextAsync_EmptyThenSend_CompletesWithTheItem()
+    {
+        using var runtime = new CurrentThreadRuntime();
+        Chan<int> ch = Chan.Unbounded<int>();
+        int got = Bounded.Run(runtime, async () =>
+        {
+            ChanRange<int> range = ch.ReadAllAsync();
+            Job<bool> next = range.MoveNextAsync();
+            Assert.False(next.IsCompleted);
+            ch.TrySend(42);
+            Assert.True(await next);
+            return range.Current;
+        });
+        Assert.Equal(42, got);
+    }
+
+    [Fact]
+    public void MoveNextAsync_ClosedAndDrained_ReturnsFalse()
+    {
+        Chan<int> ch = Chan.Bounded<int>(2);
+        ch.TrySend(1);
+        ch.Close();
+        ChanRange<int> range = ch.ReadAllAsync();
+        Assert.True(range.MoveNextAsync().Wait());
+        Assert.False(range.MoveNextAsync().Wait());
+    }
+
+    [Fact]
+    public void GetAsyncEnumerator_SecondCall_EnumeratesIndependently()
+    {
+        Chan<int> ch = Chan.Bounded<int>(4);
+        ch.TrySend(1);
+        ch.TrySend(2);
+        ch.Close();
+        ChanRange<int> range = ch.ReadAllAsync();
+        ChanRange<int> first = range.GetAsyncEnumerator();
+        ChanRange<int> second = range.GetAsyncEnumerator();
+        Assert.Same(range, first);
+        Assert.NotSame(first, second);
+        Assert.True(first.MoveNextAsync().Wait());
+        Assert.True(second.MoveNextAsync().Wait());
+        Assert.Equal(3, first.Current + second.Current);
+        Assert.False(first.MoveNextAsync().Wait());
+    }
+
+    [Fact]
+    public async Task InterfacePath_TaskCodeWithCancellation_YieldsItemsThenCancels()
+    {
+        Chan<int> ch = Chan.Unbounded<int>();
+        ch.TrySend(1);
+        ch.TrySend(2);
+        using var cts = new CancellationTokenSource();
+        var seen = new List<int>();
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(async () =>
+        {
+            await foreach (int item in ((IAsyncEnumerable<int>)ch.ReadAllAsync()).WithCancellation(cts.Token))
+            {
+                seen.Add(item);
+                if (seen.Count == 2)
+                {
+                    cts.CancelAfter(TimeSpan.FromMilliseconds(20)); // fires while the next move waits
+                }
+            }
+        });
+        Assert.Equal([1, 2], seen);
+        Assert.True(ch.TrySend(3));
+        Assert.True(ch.TryReceive(out int left));
+        Assert.Equal(3, left); // the canceled wait took nothing
+    }
+
+    [Fact]
+    public void GetAsyncEnumerator_BothTokens_EitherCancels()
+    {
+        using var runtime = new CurrentThreadRuntime();
+        Chan<int> ch = Chan.Unbounded<int>();
+        using var outer = new CancellationTokenSource();
+        using var inner = new CancellationTokenSource();
+        Bounded.Run(runtime, async () =>
+        {
+            ChanRange<int> range = ch.ReadAllAsync(outer.Token).GetAsyncEnumerator(inner.Token);
+            Job<bool> next = range.MoveNextAsync();
+            inner.Cancel();
+            await Assert.ThrowsAnyAsync<OperationCanceledException>(async () => await next);
+            await range.DisposeAsync();
+        });
+    }
+
+    [Fact]
+    public void Linq_OverInterface_SeesEveryItem()
+    {
+        Chan<int> ch = Chan.Bounded<int>(8);
+        for (int i = 1; i <= 5; i++)
+        {
+            ch.TrySend(i);
+        }
+
+        ch.Close();
+        int sum = ((IAsyncEnumerable<int>)ch.ReadAllAsync()).SumAsync().AsTask().GetAwaiter().GetResult();
+        Assert.Equal(15, sum);
+    }
+}
