@@ -177,7 +177,7 @@ internal sealed class StateMachineBox<[DynamicallyAccessedMembers(DynamicallyAcc
     {
         if (AwaitsForeign())
         {
-            return DescribeChannelEnumeration() ?? "a Task, ValueTask or other non-Myriad awaitable";
+            return "a Task, ValueTask or other non-Myriad awaitable";
         }
 
         JobCell? awaited = AwaitedCell();
@@ -202,48 +202,6 @@ internal sealed class StateMachineBox<[DynamicallyAccessedMembers(DynamicallyAcc
             if (field.GetValue(machine) is IJobAwaiter awaiter && awaiter.Cell is JobCell cell)
             {
                 return cell;
-            }
-        }
-
-        return null;
-    }
-
-    /// <summary>
-    /// Diagnostics only (reflection): a pending <c>await foreach</c> over a channel's
-    /// <c>ReadAllAsync</c> is, to the builder, an await of a <c>ValueTask&lt;bool&gt;</c> whose source
-    /// is the iterator the compiler generated inside <see cref="Channels.Chan{T}"/>. Follow the
-    /// awaiter's <c>_value</c> to that source and name the channel it reads. Null for anything else.
-    /// </summary>
-    [System.Diagnostics.CodeAnalysis.UnconditionalSuppressMessage("Trimming", "IL2075", Justification = "Diagnostics only: a trimmed field simply yields the generic description.")]
-    private string? DescribeChannelEnumeration()
-    {
-        const System.Reflection.BindingFlags Fields = System.Reflection.BindingFlags.Instance | System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Public;
-        object? machine = StateMachine;
-        if (machine is null)
-        {
-            return null;
-        }
-
-        foreach (System.Reflection.FieldInfo field in typeof(TStateMachine).GetFields(Fields))
-        {
-            if (!field.FieldType.IsValueType || !field.FieldType.Name.Contains("ValueTaskAwaiter", StringComparison.Ordinal))
-            {
-                continue;
-            }
-
-            object? awaiter = field.GetValue(machine);
-            object? valueTask = awaiter?.GetType().GetField("_value", Fields)?.GetValue(awaiter);
-            object? source = valueTask?.GetType().GetField("_obj", Fields)?.GetValue(valueTask);
-            Type? iterator = source?.GetType();
-            if (iterator?.DeclaringType is { IsGenericType: true } owner
-                && owner.GetGenericTypeDefinition() == typeof(Channels.Chan<>)
-                && iterator.Name.Contains("ReadAllAsync", StringComparison.Ordinal)
-                && iterator.GetField("<>4__this", Fields)?.GetValue(source) is { } channel)
-            {
-                // A nested type of a generic names its open declaring type; the element type is
-                // the iterator's own (inherited) generic argument.
-                string element = (iterator.IsGenericType ? iterator.GetGenericArguments() : owner.GetGenericArguments())[0].Name;
-                return $"await foreach over Chan<{element}>.ReadAllAsync (channel {System.Runtime.CompilerServices.RuntimeHelpers.GetHashCode(channel):x8}): waits for an item or the close";
             }
         }
 
