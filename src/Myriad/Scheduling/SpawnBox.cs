@@ -33,15 +33,17 @@ internal enum SpawnBodyKind : byte
 /// for, so a claim can only start the job on its own runtime.</item>
 /// <item>0 <c>Running</c>: the body runs, or the job finished, or the box is in its pool (a new box
 /// too: nothing can claim it before <see cref="Rent"/>).</item>
-/// <item>-1 <c>AwaitingInner</c>: the body returned a pending job, and this box is registered as
-/// that job's continuation (no delegate: a million pending spawns would pay 64 bytes each). A
+/// <item>-1 <c>AwaitingInner</c>: the body returned a pending job, and this box's
+/// <c>InnerCompletion</c> is registered as that job's continuation (a small object kept with the
+/// pooled box, not a delegate: a million pending spawns would pay 64 bytes each). A
 /// detached spawn never enters this state: the runtime's shared <see cref="DetachedJobObserver"/>
 /// observes the inner job instead and the box is recycled at once.</item>
 /// </list>
-/// <para><see cref="Execute"/> therefore has two callers: a queue entry (start) and the inner job's
-/// completion (finish). A queue may still hold a stale entry for a box after a waiter ran it inline
-/// (its entry could not be taken back), and even after the box was reused. Such an entry either
-/// finds the box not queued (and, unless the inner job completed, returns), or finds the box's new
+/// <para><see cref="Execute"/> is called by queue entries only (start); the inner job's completion
+/// /// finishes the box through <c>InnerCompletion</c>, which no queue entry can reach. A queue may
+/// still hold a stale entry for a box after a waiter or an awaiting job (join helping) ran it
+/// inline (its entry could not be taken back), and even after the box was reused. Such an entry
+/// either finds the box not queued (and returns), or finds the box's new
 /// spawn: it can start it only when that spawn is queued on the runtime the entry belongs to (the
 /// claim expects that runtime's number; see <see cref="ExpectedClaim"/>), where that spawn is
 /// queued anyway and its own entry will find the claim taken. A stale entry in another runtime's
@@ -123,18 +125,40 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
                 }
 
                 break;
-            case AwaitingInner:
-                Job<TResult> inner = _inner;
-                if (inner._box is { } cell && cell.IsCompletedNoThrow(inner._token)
-                    && Interlocked.CompareExchange(ref _claim, Running, AwaitingInner) == AwaitingInner)
-                {
-                    _inner = default;
-                    Complete(inner);
-                }
-
-                break;
         }
     }
+
+    /// <summary>
+    /// The inner job completed (called by <see cref="InnerCompletion"/> only, never by a queue
+    /// entry): hand its outcome on. A stale queue entry of this box must not do this: running
+    /// concurrently with <see cref="RunBody"/> between its publishing <c>AwaitingInner</c> and its
+    /// registering on the inner job, it could consume an inner job that completed in that window,
+    /// and the registration would then be refused as if the body had misused the job (join helping
+    /// leaves such entries behind often enough to hit it).
+    /// </summary>
+    private void FinishFromInner()
+    {
+        Job<TResult> inner = _inner;
+        if (inner._box is { } cell && cell.IsCompletedNoThrow(inner._token)
+            && Interlocked.CompareExchange(ref _claim, Running, AwaitingInner) == AwaitingInner)
+        {
+            _inner = default;
+            Complete(inner);
+        }
+    }
+
+    /// <summary>
+    /// The continuation a box registers on its inner job: a separate object, so that only the inner
+    /// job's completion can finish the box (see <see cref="FinishFromInner"/>). Created the first
+    /// time a box waits for an inner job and kept while the box is pooled, so steady state
+    /// allocates nothing (a delegate would cost 64 bytes per box, this 24).
+    /// </summary>
+    private sealed class InnerCompletion(SpawnBox<TState, TResult> box) : WorkItem
+    {
+        internal override void Execute(PerThread state) => box.FinishFromInner();
+    }
+
+    private InnerCompletion? _innerCompletion;
 
     internal override bool TryRunInline(PerThread state)
     {
@@ -300,7 +324,7 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
             // complete (and call Execute) the moment the registration lands.
             _inner = inner;
             Volatile.Write(ref _claim, AwaitingInner);
-            inner._box!.OnCompleted(this, inner._token);
+            inner._box!.OnCompleted(_innerCompletion ??= new InnerCompletion(this), inner._token);
         }
         catch (InvalidOperationException misuse)
         {

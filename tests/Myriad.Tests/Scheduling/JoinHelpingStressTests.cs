@@ -1,0 +1,94 @@
+using System;
+using System.Threading.Tasks;
+using Myriad.Scheduling;
+using Myriad.Tests.Support;
+using Xunit;
+
+namespace Myriad.Tests.Scheduling;
+
+/// <summary>
+/// Spawn trees under join helping: parents run unstarted children inline while thieves run the
+/// stale queue entries those children leave behind, and children that suspend hand their outcome on
+/// through their inner job. Every sum must come out right, and no job may complete twice.
+/// </summary>
+[Collection(HeavyCollection.Name)]
+[Trait("Category", "Stress")]
+public class JoinHelpingStressTests
+{
+    private static async Job<long> Node(JobRuntime runtime, long lo, long count)
+    {
+        if (count == 1)
+        {
+            if ((lo & 7) == 0)
+            {
+                await Task.Yield(); // some leaves suspend, so their spawns wait on an inner job
+            }
+
+            return lo;
+        }
+
+        int parts = (int)Math.Min(10, count);
+        var children = new Job<long>[parts];
+        long start = lo;
+        for (int i = 0; i < parts; i++)
+        {
+            long size = (count / parts) + (i < count % parts ? 1 : 0);
+            children[i] = runtime.Spawn((runtime, start, size), static s => Node(s.runtime, s.start, s.size));
+            start += size;
+        }
+
+        long sum = 0;
+        foreach (Job<long> child in children)
+        {
+            sum += await child;
+        }
+
+        return sum;
+    }
+
+    private static async Job<long> SyncLeavesNode(JobRuntime runtime, long lo, long count)
+    {
+        if (count == 1)
+        {
+            return lo;
+        }
+
+        int parts = (int)Math.Min(10, count);
+        var children = new Job<long>[parts];
+        long start = lo;
+        for (int i = 0; i < parts; i++)
+        {
+            long size = (count / parts) + (i < count % parts ? 1 : 0);
+            children[i] = runtime.Spawn((runtime, start, size), static s => SyncLeavesNode(s.runtime, s.start, s.size));
+            start += size;
+        }
+
+        long sum = 0;
+        foreach (Job<long> child in children)
+        {
+            sum += await child;
+        }
+
+        return sum;
+    }
+
+    [Theory]
+    [InlineData(1, false)]
+    [InlineData(2, false)]
+    [InlineData(4, false)]
+    [InlineData(2, true)]
+    [InlineData(8, true)]
+    [InlineData(16, false)]
+    public void SpawnTree_WithHelpingAndThieves_SumsEveryLeafOnce(int workers, bool syncLeaves)
+    {
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = workers });
+        long leaves = syncLeaves ? 200_000 : 20_000;
+        for (int round = 0; round < 10; round++)
+        {
+            long sum = TestHelpers.OnThread(() => syncLeaves
+                ? runtime.Run((runtime, leaves), static s => SyncLeavesNode(s.runtime, 0, s.leaves))
+                : runtime.Run((runtime, leaves), static s => Node(s.runtime, 0, s.leaves)));
+            Assert.Equal(leaves * (leaves - 1) / 2, sum);
+        }
+    }
+}
