@@ -87,4 +87,19 @@ public class LocalQueueTests
         Assert.Null(thief.Owner.StealFrom(victim.Stealer));
         Assert.True(victim.Stealer.IsEmpty);
     }
+
+    [Fact]
+    public void TryTakeBackLast_NotTheNewestEntry_LeavesTheQueueAlone()
+    {
+        var queue = new LocalQueue(8);
+        var first = new LocalQueueTests.Item(1);
+        var second = new LocalQueueTests.Item(2);
+        queue.Owner.Push(first, _ => { });
+        queue.Owner.Push(second, _ => { });
+        Assert.False(queue.Owner.TryTakeBackLast(first));
+        Assert.True(queue.Owner.TryTakeBackLast(second));
+        Assert.Same(first, queue.Owner.Pop());
+        Assert.Null(queue.Owner.Pop());
+        Assert.False(queue.Owner.TryTakeBackLast(first));
+    }
 }
