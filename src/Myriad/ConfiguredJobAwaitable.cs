@@ -9,50 +9,39 @@ namespace Myriad;
 [StructLayout(LayoutKind.Auto)]
 public readonly struct ConfiguredJobAwaitable
 {
-    private readonly Job<VoidResult> _job;
-    private readonly bool _continueOnCapturedContext;
+    private readonly ConfiguredJobAwaitable<VoidResult> _inner;
 
-    internal ConfiguredJobAwaitable(Job<VoidResult> job, bool continueOnCapturedContext)
-    {
-        _job = job;
-        _continueOnCapturedContext = continueOnCapturedContext;
-    }
+    internal ConfiguredJobAwaitable(Job<VoidResult> job, bool continueOnCapturedContext) =>
+        _inner = new ConfiguredJobAwaitable<VoidResult>(job, continueOnCapturedContext);
 
     /// <summary>Gets the awaiter for <c>await</c>.</summary>
-    public Awaiter GetAwaiter() => new(_job, _continueOnCapturedContext);
+    public Awaiter GetAwaiter() => new(_inner.GetAwaiter());
 
-    /// <summary>The awaiter of <see cref="ConfiguredJobAwaitable"/>.</summary>
+    /// <summary>The awaiter of <see cref="ConfiguredJobAwaitable"/>: the typed awaiter of the same job, without the result.</summary>
     [StructLayout(LayoutKind.Auto)]
     public readonly struct Awaiter : ICriticalNotifyCompletion, IJobAwaiter
     {
-        private readonly Job<VoidResult> _job;
-        private readonly bool _continueOnCapturedContext;
+        private readonly ConfiguredJobAwaitable<VoidResult>.Awaiter _inner;
 
-        internal Awaiter(Job<VoidResult> job, bool continueOnCapturedContext)
-        {
-            _job = job;
-            _continueOnCapturedContext = continueOnCapturedContext;
-        }
+        internal Awaiter(ConfiguredJobAwaitable<VoidResult>.Awaiter inner) => _inner = inner;
 
         /// <summary>Whether the job has completed.</summary>
-        public bool IsCompleted => _job.IsCompleted;
+        public bool IsCompleted => _inner.IsCompleted;
 
         /// <summary>Consumes the job; throws its exception.</summary>
-        public void GetResult() => _job.Wait();
+        public void GetResult() => _inner.GetResult();
 
         /// <summary>Schedules the continuation, flowing the ExecutionContext.</summary>
-        public void OnCompleted(Action continuation) =>
-            Adapters.RegisterForeign(_job._box, _job._token, continuation, flowExecutionContext: true, _continueOnCapturedContext);
+        public void OnCompleted(Action continuation) => _inner.OnCompleted(continuation);
 
         /// <summary>Schedules the continuation.</summary>
-        public void UnsafeOnCompleted(Action continuation) =>
-            Adapters.RegisterForeign(_job._box, _job._token, continuation, flowExecutionContext: false, _continueOnCapturedContext);
+        public void UnsafeOnCompleted(Action continuation) => _inner.UnsafeOnCompleted(continuation);
 
-        JobCell? IJobAwaiter.Cell => _job._box;
+        JobCell? IJobAwaiter.Cell => ((IJobAwaiter)_inner).Cell;
 
-        bool IJobAwaiter.TryOnCompleted(Internal.WorkItem continuation) => Adapters.TryRegister(_job._box, _job._token, continuation);
+        bool IJobAwaiter.TryOnCompleted(Internal.WorkItem continuation) => ((IJobAwaiter)_inner).TryOnCompleted(continuation);
 
-        void IJobAwaiter.ThrowRegistrationRefused() => _job._box!.ThrowRegistrationRefused(_job._token);
+        void IJobAwaiter.ThrowRegistrationRefused() => ((IJobAwaiter)_inner).ThrowRegistrationRefused();
     }
 }
 

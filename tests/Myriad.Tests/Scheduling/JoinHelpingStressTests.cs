@@ -15,11 +15,12 @@ namespace Myriad.Tests.Scheduling;
 [Trait("Category", "Stress")]
 public class JoinHelpingStressTests
 {
-    private static async Job<long> Node(JobRuntime runtime, long lo, long count)
+    /// <summary>A node of a 10-ary tree over [lo, lo + count); some leaves suspend when <paramref name="yieldingLeaves"/>.</summary>
+    private static async Job<long> Node(JobRuntime runtime, long lo, long count, bool yieldingLeaves)
     {
         if (count == 1)
         {
-            if ((lo & 7) == 0)
+            if (yieldingLeaves && (lo & 7) == 0)
             {
                 await Task.Yield(); // some leaves suspend, so their spawns wait on an inner job
             }
@@ -33,33 +34,7 @@ public class JoinHelpingStressTests
         for (int i = 0; i < parts; i++)
         {
             long size = (count / parts) + (i < count % parts ? 1 : 0);
-            children[i] = runtime.Spawn((runtime, start, size), static s => Node(s.runtime, s.start, s.size));
-            start += size;
-        }
-
-        long sum = 0;
-        foreach (Job<long> child in children)
-        {
-            sum += await child;
-        }
-
-        return sum;
-    }
-
-    private static async Job<long> SyncLeavesNode(JobRuntime runtime, long lo, long count)
-    {
-        if (count == 1)
-        {
-            return lo;
-        }
-
-        int parts = (int)Math.Min(10, count);
-        var children = new Job<long>[parts];
-        long start = lo;
-        for (int i = 0; i < parts; i++)
-        {
-            long size = (count / parts) + (i < count % parts ? 1 : 0);
-            children[i] = runtime.Spawn((runtime, start, size), static s => SyncLeavesNode(s.runtime, s.start, s.size));
+            children[i] = runtime.Spawn((runtime, start, size, yieldingLeaves), static s => Node(s.runtime, s.start, s.size, s.yieldingLeaves));
             start += size;
         }
 
@@ -85,9 +60,7 @@ public class JoinHelpingStressTests
         long leaves = syncLeaves ? 200_000 : 20_000;
         for (int round = 0; round < 10; round++)
         {
-            long sum = TestHelpers.OnThread(() => syncLeaves
-                ? runtime.Run((runtime, leaves), static s => SyncLeavesNode(s.runtime, 0, s.leaves))
-                : runtime.Run((runtime, leaves), static s => Node(s.runtime, 0, s.leaves)));
+            long sum = TestHelpers.OnThread(() => runtime.Run((runtime, leaves, syncLeaves), static s => Node(s.runtime, 0, s.leaves, yieldingLeaves: !s.syncLeaves)));
             Assert.Equal(leaves * (leaves - 1) / 2, sum);
         }
     }
