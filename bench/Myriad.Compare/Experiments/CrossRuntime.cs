@@ -24,7 +24,7 @@ internal static class CrossRuntime
     {
         MultiThreadRuntime multi = Hosts.Runtime;
         CurrentThreadRuntime current = Hosts.CurrentThread;
-        return current.Run((multi, checked((int)c.N)), static s => CrossPinger(s.multi, s.Item2));
+        return current.Run((multi, checked((int)c.N)), static s => MyriadChannels.PingPongRun(s.multi, s.Item2)); // ping-pong's pinger, its ponger on the other runtime
     }
 
     /// <summary>
@@ -33,31 +33,6 @@ internal static class CrossRuntime
     /// the thread pool; two <c>Channel.CreateBounded&lt;int&gt;(0)</c>.
     /// </summary>
     public static long PingPongTpl(Case c) => Hosts.ContextThread.Run(n => TplPinger(n), checked((int)c.N));
-
-    private static async Job<long> CrossPinger(MultiThreadRuntime multi, int n)
-    {
-        Chan<int> ping = Chan.Unbuffered<int>();
-        Chan<int> pong = Chan.Unbuffered<int>();
-        Job ponger = multi.Spawn((ping, pong, n), static s => Ponger(s.ping, s.pong, s.n));
-        long sum = 0;
-        for (int i = 0; i < n; i++)
-        {
-            await ping.SendAsync(i);
-            sum += await pong.ReceiveAsync();
-        }
-
-        await ponger;
-        return sum;
-    }
-
-    private static async Job Ponger(Chan<int> ping, Chan<int> pong, int n)
-    {
-        for (int i = 0; i < n; i++)
-        {
-            int value = await ping.ReceiveAsync();
-            await pong.SendAsync(value + 1);
-        }
-    }
 
     private static async Task<long> TplPinger(int n)
     {

@@ -61,7 +61,8 @@ internal static class MyriadChannels
         await output.SendAsync(value + 1);
     }
 
-    private static async Job<long> PingPongRun(JobRuntime runtime, int n)
+    /// <summary>The pinger: spawns the ponger on <paramref name="runtime"/> (its own runtime, or another one in cross-ping-pong) and sums the replies.</summary>
+    internal static async Job<long> PingPongRun(JobRuntime runtime, int n)
     {
         Chan<int> ping = Chan.Unbuffered<int>();
         Chan<int> pong = Chan.Unbuffered<int>();
