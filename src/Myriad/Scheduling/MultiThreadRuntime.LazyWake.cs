@@ -26,6 +26,7 @@ public sealed partial class MultiThreadRuntime
     /// <para><b>Protocol.</b>
     /// 1. Enqueue on the injection queue.
     /// 2. If no worker is parked, or a worker is searching, nothing more is needed (they look there).
+    ///    A resume (<see cref="ScheduleResume"/>) notifies here too: its thread never runs the item.
     /// 3. Otherwise the wake is owed but deferred: remember this runtime in the thread's pending-wake
     ///    slot (first paying a wake still owed from an earlier spawn), and arm the wake timer.
     /// 4. The owed wake is paid (a normal notify, if the injection queue is still non-empty) at the
@@ -40,7 +41,7 @@ public sealed partial class MultiThreadRuntime
     /// armed. The cost is a start latency of at most the delay for a job spawned from a plain thread
     /// that then neither waits, awaits nor spawns again.</para>
     /// </remarks>
-    private void ScheduleFromOutside(WorkItem item, PerThread state)
+    private void ScheduleFromOutside(WorkItem item, PerThread state, bool mayDeferWake)
     {
         _global.Enqueue(item);
 
@@ -52,7 +53,7 @@ public sealed partial class MultiThreadRuntime
         // in the queue with nobody coming for it.
         Interlocked.MemoryBarrier();
         int delay = _options.LazyWakeDelayMilliseconds;
-        if (delay == 0 || _idle.SearchingCount != 0 || _idle.IdleCount == 0)
+        if (!mayDeferWake || delay == 0 || _idle.SearchingCount != 0 || _idle.IdleCount == 0)
         {
             _idle.NotifyWork();
             return;
@@ -61,38 +62,6 @@ public sealed partial class MultiThreadRuntime
         PayOwedWake(state);
         state.PendingWake = this;
         ArmWakeTimer();
-    }
-
-    /// <summary>
-    /// A resume from outside (see <see cref="JobRuntime.ScheduleResume"/>): the same enqueue as
-    /// <see cref="ScheduleFromOutside"/>, but the wake is paid at once. The queuing thread (an I/O
-    /// completion, another runtime's worker) will neither wait for the job nor spawn again soon, so
-    /// a deferred wake would only be paid by the watchdog, adding up to two lazy-wake delays to
-    /// every cross-thread resume.
-    /// </summary>
-    internal override void ScheduleResume(WorkItem item, PerThread state)
-    {
-        if (state.Context is Worker worker && worker.Runtime == this)
-        {
-            Schedule(item, state);
-            return;
-        }
-
-        if (_shutdown && IsDisposedAndDrained)
-        {
-            item.Abandon();
-            return;
-        }
-
-        _global.Enqueue(item);
-
-        // The same store -> load fence and shutdown re-check as ScheduleFromOutside and Schedule.
-        Interlocked.MemoryBarrier();
-        _idle.NotifyWork();
-        if (_shutdown && IsDisposedAndDrained)
-        {
-            AbandonLeftovers();
-        }
     }
 
     /// <summary>

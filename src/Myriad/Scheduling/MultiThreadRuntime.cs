@@ -96,7 +96,17 @@ public sealed partial class MultiThreadRuntime : JobRuntime
 
     internal override void Schedule(WorkItem item) => Schedule(item, PerThread.Current);
 
-    internal override void Schedule(WorkItem item, PerThread state)
+    internal override void Schedule(WorkItem item, PerThread state) => Schedule(item, state, mayDeferWake: true);
+
+    /// <summary>
+    /// A resume from outside (see <see cref="JobRuntime.ScheduleResume"/>): queued as any outside
+    /// item, but its wake is paid at once. The queuing thread (an I/O completion, another runtime's
+    /// worker) will neither wait for the job nor spawn again soon, so a deferred wake would only be
+    /// paid by the watchdog, adding up to two lazy-wake delays to every cross-thread resume.
+    /// </summary>
+    internal override void ScheduleResume(WorkItem item, PerThread state) => Schedule(item, state, mayDeferWake: false);
+
+    private void Schedule(WorkItem item, PerThread state, bool mayDeferWake)
     {
         if (state.Context is Worker worker && worker.Runtime == this)
         {
@@ -125,7 +135,7 @@ public sealed partial class MultiThreadRuntime : JobRuntime
             return;
         }
 
-        ScheduleFromOutside(item, state);
+        ScheduleFromOutside(item, state, mayDeferWake);
 
         // Closing the window where the last worker exits between the check above and the enqueue:
         // whoever observes "all workers gone" after queuing abandons what is left.
