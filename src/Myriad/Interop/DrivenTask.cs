@@ -67,10 +67,7 @@ internal static class DrivenTask
             }
 
             // Step 3: drive until the job completes; the runner executes the task on this thread.
-            while (!task.IsCompleted && !runtime.TryDriveUntil(() => task.IsCompleted))
-            {
-                Thread.Sleep(MyriadDefaults.HelpLoopParkMilliseconds); // another thread drives: poll, and take over if it stops
-            }
+            runtime.DriveUntilCompleted(task);
 
             return TryExecuteTask(task) || task.IsCompleted;
         }

@@ -32,7 +32,16 @@ internal sealed class MyriadTaskScheduler(JobRuntime runtime) : TaskScheduler
     {
         if (SchedulerContext.Current?.Runtime != runtime)
         {
-            return runtime is SingleThreadRuntime single && taskWasPreviouslyQueued && DriveUntilRun(single, task);
+            // A thread outside a single-threaded runtime blocks on one of its tasks: nothing runs it
+            // while nobody drives the runtime, so this thread drives it until the task ran (here or
+            // on another driver).
+            if (runtime is not SingleThreadRuntime single || !taskWasPreviouslyQueued)
+            {
+                return false;
+            }
+
+            single.DriveUntilCompleted(task);
+            return true;
         }
 
         if (!Trampoline.TryEnter(out PerThread state, out int previous))
@@ -48,21 +57,6 @@ internal sealed class MyriadTaskScheduler(JobRuntime runtime) : TaskScheduler
         {
             Trampoline.Exit(state, previous);
         }
-    }
-
-    /// <summary>
-    /// A thread outside a single-threaded runtime blocks on one of its tasks (<c>Task.Wait</c> asks
-    /// to run an unstarted task inline): nothing runs it while nobody drives the runtime, so this
-    /// thread drives it until the task ran, retrying while another thread drives.
-    /// </summary>
-    private static bool DriveUntilRun(SingleThreadRuntime runtime, Task task)
-    {
-        while (!task.IsCompleted && !runtime.TryDriveUntil(() => task.IsCompleted))
-        {
-            Thread.Sleep(MyriadDefaults.HelpLoopParkMilliseconds);
-        }
-
-        return true; // it ran, on this thread or on the other driver
     }
 
     /// <summary>For debuggers only; queued tasks are not tracked separately from other work.</summary>

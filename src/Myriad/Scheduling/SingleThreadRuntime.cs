@@ -123,14 +123,21 @@ public abstract class SingleThreadRuntime : JobRuntime
     /// <summary>
     /// For a blocking wait that the BCL hands to this runtime's TaskScheduler (a <c>Task.Wait</c> on a
     /// task of it, or on <see cref="Job{T}.AsTask"/> of one of its jobs): drives the runtime until
-    /// <paramref name="done"/>, parking while idle (a <see cref="Schedule(WorkItem)"/> wakes it). False
-    /// when another thread drives (that one makes the progress); throws when this thread drives in an
-    /// outer frame, since nothing could ever make progress then.
+    /// <paramref name="task"/> completed, parking while idle (a <see cref="Schedule(WorkItem)"/> wakes
+    /// it). While another thread drives, that one makes the progress: poll, and take the drive over
+    /// if it stops. Throws when this thread drives in an outer frame, since nothing could ever make
+    /// progress then.
     /// </summary>
-    internal bool TryDriveUntil(Func<bool> done)
+    internal void DriveUntilCompleted(System.Threading.Tasks.Task task)
     {
-        int ran = 0;
-        return Drive(done, ref ran, waiter: new BlockingWaiter(), throwIfDriven: false);
+        while (!task.IsCompleted)
+        {
+            int ran = 0;
+            if (!Drive(() => task.IsCompleted, ref ran, waiter: new BlockingWaiter(), throwIfDriven: false))
+            {
+                Thread.Sleep(MyriadDefaults.HelpLoopParkMilliseconds);
+            }
+        }
     }
 
     private bool Drive(Func<bool> done, ref int ran, JobCell? cell = null, short token = 0, BlockingWaiter? waiter = null, bool throwIfDriven = true)
