@@ -230,8 +230,8 @@ public sealed partial class MultiThreadRuntime
             bool visible = false;
             bool stuck = false;
 
-            long removals = _global.Removals;
-            if (!_global.IsEmpty)
+            long removals = _global.Removals + _woken.Removals;
+            if (!_global.IsEmpty || !_woken.IsEmpty)
             {
                 visible = true;
                 stuck |= removals == lastRemovals;

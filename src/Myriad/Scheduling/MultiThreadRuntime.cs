@@ -33,6 +33,13 @@ public sealed partial class MultiThreadRuntime : JobRuntime
 {
     private readonly Worker[] _workers;
     private readonly InjectionQueue _global = new();
+
+    /// <summary>
+    /// Timer wake-ups (see <see cref="ScheduleBatch"/>): a second injection queue that every worker
+    /// looks at before its own queue on every tick, so a job whose delay ended does not wait behind
+    /// a backlog of spawned jobs that have not started yet.
+    /// </summary>
+    private readonly InjectionQueue _woken = new();
     private readonly RuntimeOptions _options;
     private readonly Action<WorkItem[]> _overflow;
     private volatile bool _shutdown;
@@ -71,7 +78,7 @@ public sealed partial class MultiThreadRuntime : JobRuntime
     /// <inheritdoc/>
     public override Diagnostics.SchedulerStats Stats()
     {
-        long queued = _global.Count;
+        long queued = _global.Count + _woken.Count;
         long steals = 0;
         long parks = 0;
         foreach (Worker worker in _workers)
@@ -89,6 +96,8 @@ public sealed partial class MultiThreadRuntime : JobRuntime
     internal Worker[] Workers => _workers;
 
     internal InjectionQueue GlobalQueue => _global;
+
+    internal InjectionQueue WokenQueue => _woken;
 
     internal Action<WorkItem[]> Overflow => _overflow;
 
@@ -152,7 +161,7 @@ public sealed partial class MultiThreadRuntime : JobRuntime
     /// </summary>
     private void AbandonLeftovers()
     {
-        while (_global.TryDequeue(out WorkItem? item))
+        while (_woken.TryDequeue(out WorkItem? item) || _global.TryDequeue(out item))
         {
             item.Abandon();
         }
@@ -202,7 +211,7 @@ public sealed partial class MultiThreadRuntime : JobRuntime
     /// <summary>True when any queue visible to a searching worker holds work.</summary>
     internal bool AnyWorkVisible()
     {
-        if (!_global.IsEmpty)
+        if (!_global.IsEmpty || !_woken.IsEmpty)
         {
             return true;
         }

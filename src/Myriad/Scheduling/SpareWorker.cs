@@ -121,7 +121,7 @@ internal sealed class SpareWorker : SchedulerContext
             return own;
         }
 
-        if (_runtime.GlobalQueue.TryDequeue(out WorkItem? global))
+        if (_runtime.WokenQueue.TryDequeue(out WorkItem? global) || _runtime.GlobalQueue.TryDequeue(out global))
         {
             return global;
         }

@@ -48,7 +48,7 @@ internal sealed partial class Worker
                 }
             }
 
-            if (TakeFromGlobal() is { } global)
+            if ((TakeFrom(_runtime.WokenQueue) ?? TakeFromGlobal()) is { } global)
             {
                 return global;
             }

@@ -16,7 +16,7 @@ namespace Myriad.Scheduling;
 /// atomically, so other workers can steal from it: a job parked in the slot of a worker stuck in a
 /// long item is not stranded (Tokio's lesson). The owner uses it at most
 /// <see cref="RuntimeOptions.NextSlotBudget"/> times in a row.</para>
-/// <para><b>Loop.</b> Each tick: every <see cref="RuntimeOptions.GlobalQueueInterval"/> ticks the
+/// <para><b>Loop.</b> Each tick: the woken queue (timer wake-ups) when it holds anything; every <see cref="RuntimeOptions.GlobalQueueInterval"/> ticks the
 /// global queue first; then the next-job slot (within budget), the run queue, the global queue; then
 /// search (steal half from a victim, starting at a rotating index) for a bounded number of rounds;
 /// then park (see <see cref="MultiThreadRuntime.IdleCoordinator"/>).</para>
@@ -182,6 +182,11 @@ internal sealed partial class Worker : SchedulerContext
     {
         _tick++;
         WorkItem? item;
+        if (!_runtime.WokenQueue.IsEmpty && TakeFrom(_runtime.WokenQueue) is { } woken)
+        {
+            return woken;
+        }
+
         if (_tick % (uint)_runtime.Options.GlobalQueueInterval == 0 && _runtime.GlobalQueue.TryDequeue(out item))
         {
             return item;
@@ -215,9 +220,14 @@ internal sealed partial class Worker : SchedulerContext
     /// fair share of the rest (the queue length divided among the workers, at most half of this
     /// worker's ring, Go's rule) into the own queue, in one lock acquisition.
     /// </summary>
-    internal WorkItem? TakeFromGlobal()
+    internal WorkItem? TakeFromGlobal() => TakeFrom(_runtime.GlobalQueue);
+
+    /// <summary>
+    /// <see cref="TakeFromGlobal"/> for either injection queue. Taken from the woken queue while the
+    /// own queue is full, the share is just the one item to run.
+    /// </summary>
+    private WorkItem? TakeFrom(InjectionQueue global)
     {
-        InjectionQueue global = _runtime.GlobalQueue;
         if (global.IsEmpty)
         {
             return null;

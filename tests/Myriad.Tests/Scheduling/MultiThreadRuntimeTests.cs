@@ -199,6 +199,42 @@ public class MultiThreadRuntimeTests
     }
 
     [Fact]
+    public void TimerWakeUp_BehindABacklogOfSpawnedJobs_RunsBeforeTheBacklog()
+    {
+        // A delay that ends while thousands of spawned jobs wait to start must resume its job next,
+        // not after the whole backlog (it would then be as late as the backlog is long).
+        const int Backlog = 3000;
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1 });
+        var ran = new StrongBox<int>();
+        int ranAtWake = TestHelpers.OnThread(() => runtime.Run((runtime, ran), static async s =>
+        {
+            Job<int> sleeper = s.runtime.Spawn(s.ran, static async ran =>
+            {
+                await Job.Delay(TimeSpan.FromMilliseconds(5));
+                return Volatile.Read(ref ran.Value);
+            });
+            var backlog = new Job[Backlog];
+            for (int i = 0; i < Backlog; i++)
+            {
+                backlog[i] = s.runtime.Spawn(s.ran, static ran =>
+                {
+                    long until = System.Diagnostics.Stopwatch.GetTimestamp() + (System.Diagnostics.Stopwatch.Frequency / 20_000); // 50 us
+                    while (System.Diagnostics.Stopwatch.GetTimestamp() < until)
+                    {
+                    }
+
+                    Interlocked.Increment(ref ran.Value);
+                });
+            }
+
+            int atWake = await sleeper;
+            await Job.WhenAll(backlog);
+            return atWake;
+        }));
+        Assert.True(ranAtWake < Backlog / 2, $"the delay's job resumed after {ranAtWake} of {Backlog} queued jobs");
+    }
+
+    [Fact]
     public void SingleSpawnFromBusyWorker_RunsOnAnotherWorkerWhileTheSpawnerKeepsRunning()
     {
         // The wake for a lone locally spawned job is deferred (the spawner usually runs it next);
