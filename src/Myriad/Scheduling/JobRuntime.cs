@@ -223,15 +223,25 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
         }
     }
 
-    private Job<TResult> SpawnCore<TState, TResult>(TState state, object body, SpawnBodyKind kind, bool detached, CancellationToken cancellationToken)
+    private Job<TResult> SpawnCore<TState, TResult>(TState state, object body, SpawnBodyKind kind, CancellationToken cancellationToken)
     {
         ThrowIfDisposed();
         PerThread thread = PerThread.Current;
-        SpawnBox<TState, TResult> box = SpawnBox<TState, TResult>.Rent(thread, this, state, body, kind, detached, cancellationToken);
+        SpawnBox<TState, TResult> box = SpawnBox<TState, TResult>.Rent(thread, this, state, body, kind, cancellationToken);
         short token = box.Version;
         _spawned.Increment(thread);
         Schedule(box, thread);
-        return detached ? default : new Job<TResult>(box, token);
+        return new Job<TResult>(box, token);
+    }
+
+    /// <summary>A spawn nobody can await: a bare queue entry (<see cref="DetachedSpawn{TState}"/>), not a completion cell.</summary>
+    private void SpawnDetachedCore<TState>(TState state, object body, bool sync, CancellationToken cancellationToken)
+    {
+        ThrowIfDisposed();
+        PerThread thread = PerThread.Current;
+        DetachedSpawn<TState> item = DetachedSpawn<TState>.Rent(thread, this, state, body, sync, cancellationToken);
+        _spawned.Increment(thread);
+        Schedule(item, thread);
     }
 
     /// <summary>
@@ -247,14 +257,14 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     public Job<TResult> Spawn<TState, TResult>(TState state, Func<TState, Job<TResult>> body, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(body);
-        return SpawnCore<TState, TResult>(state, body, SpawnBodyKind.AsyncResult, detached: false, cancellationToken);
+        return SpawnCore<TState, TResult>(state, body, SpawnBodyKind.AsyncResult, cancellationToken);
     }
 
     /// <inheritdoc cref="Spawn{TState, TResult}(TState, Func{TState, Job{TResult}}, CancellationToken)"/>
     public Job Spawn<TState>(TState state, Func<TState, Job> body, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(body);
-        return new Job(SpawnCore<TState, VoidResult>(state, body, SpawnBodyKind.AsyncVoid, detached: false, cancellationToken));
+        return new Job(SpawnCore<TState, VoidResult>(state, body, SpawnBodyKind.AsyncVoid, cancellationToken));
     }
 
     /// <summary>Runs a synchronous body with typed state on the runtime; returns a handle to await.</summary>
@@ -262,7 +272,7 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     public Job Spawn<TState>(TState state, Action<TState> body, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(body);
-        return new Job(SpawnCore<TState, VoidResult>(state, body, SpawnBodyKind.SyncVoid, detached: false, cancellationToken));
+        return new Job(SpawnCore<TState, VoidResult>(state, body, SpawnBodyKind.SyncVoid, cancellationToken));
     }
 
     /// <summary>Starts a job that needs no state (the delegate itself may still be a closure).</summary>
@@ -285,7 +295,7 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     public void SpawnDetached<TState>(TState state, Func<TState, Job> body, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(body);
-        SpawnCore<TState, VoidResult>(state, body, SpawnBodyKind.AsyncVoid, detached: true, cancellationToken);
+        SpawnDetachedCore(state, body, sync: false, cancellationToken);
     }
 
     /// <summary>
@@ -327,7 +337,7 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     public void SpawnDetached<TState>(TState state, Action<TState> body, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(body);
-        SpawnCore<TState, VoidResult>(state, body, SpawnBodyKind.SyncVoid, detached: true, cancellationToken);
+        SpawnDetachedCore(state, body, sync: true, cancellationToken);
     }
 
     /// <summary>

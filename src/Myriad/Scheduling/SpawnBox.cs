@@ -35,9 +35,8 @@ internal enum SpawnBodyKind : byte
 /// too: nothing can claim it before <see cref="Rent"/>).</item>
 /// <item>-1 <c>AwaitingInner</c>: the body returned a pending job, and this box's
 /// <c>InnerCompletion</c> is registered as that job's continuation (a small object kept with the
-/// pooled box, not a delegate: a million pending spawns would pay 64 bytes each). A
-/// detached spawn never enters this state: the runtime's shared <see cref="DetachedJobObserver"/>
-/// observes the inner job instead and the box is recycled at once.</item>
+/// pooled box, not a delegate: a million pending spawns would pay 64 bytes each). Detached
+/// spawns do not use this box at all (see <see cref="DetachedSpawn{TState}"/>).</item>
 /// </list>
 /// <para><see cref="Execute"/> is called by queue entries only (start); the inner job's completion
 /// /// finishes the box through <c>InnerCompletion</c>, which no queue entry can reach. A queue may
@@ -63,7 +62,6 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
     private TState _state = default!;
     private object? _body;
     private SpawnBodyKind _kind;
-    private bool _detached;
     private CancellationToken _cancellationToken;
     private ExecutionContext? _context;
     private JobRuntime? _runtime;
@@ -73,13 +71,12 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
     private const int Running = 0;
     private const int AwaitingInner = -1;
 
-    internal static SpawnBox<TState, TResult> Rent(PerThread thread, JobRuntime runtime, TState state, object body, SpawnBodyKind kind, bool detached, CancellationToken cancellationToken)
+    internal static SpawnBox<TState, TResult> Rent(PerThread thread, JobRuntime runtime, TState state, object body, SpawnBodyKind kind, CancellationToken cancellationToken)
     {
         SpawnBox<TState, TResult> box = s_pool.Rent(thread) ?? new();
         box._state = state;
         box._body = body;
         box._kind = kind;
-        box._detached = detached;
         box._cancellationToken = cancellationToken;
         box._context = ExecutionContextHelper.CaptureNonDefault(thread);
         box._runtime = runtime;
@@ -305,21 +302,6 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
                 return;
             }
 
-            if (_detached)
-            {
-                // Nobody holds this box's handle, so nothing needs it while the inner job runs:
-                // the runtime's shared observer reports the inner job's outcome, and the box goes
-                // back to the pool now rather than living as long as the job (a million suspended
-                // detached jobs would otherwise keep a million boxes).
-                // Registration throws InvalidOperationException only for a handle that was already
-                // awaited or consumed (before anything is registered); the observer itself never
-                // throws, so the catch below cannot run after the outcome was counted.
-                inner._box!.OnCompleted(_runtime!.DetachedObserver, inner._token);
-                DropBody();
-                Release();
-                return;
-            }
-
             // Publish the inner handle and the state before registering: the inner job may
             // complete (and call Execute) the moment the registration lands.
             _inner = inner;
@@ -356,14 +338,6 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
     {
         JobRuntime runtime = _runtime!;
         DropBody(); // before anyone can observe completion
-        if (_detached)
-        {
-            // Nobody holds a handle: report failures, then recycle at once.
-            runtime.OnDetachedJobCompleted(error);
-            Release();
-            return;
-        }
-
         runtime.OnJobCompleted();
 
         if (error is null)

@@ -165,6 +165,82 @@ public abstract class RuntimeContractTests : IDisposable
         Assert.IsType<InsufficientExecutionStackException>(seen);
     }
 
+    /// <summary>Runs what is queued: a multi-threaded runtime on its own, a single-threaded one driven from here.</summary>
+    private void Settle()
+    {
+        Runtime.Run(static () => Job.FromResult(0));
+        if (Runtime is SingleThreadRuntime single)
+        {
+            single.RunUntilIdle();
+        }
+    }
+
+    [Fact]
+    public void SpawnDetached_TokenCanceledBeforeStart_NeverRunsIsCountedAndNotReported()
+    {
+        int reported = 0;
+        Runtime.UnobservedException += (_, _) => Interlocked.Increment(ref reported);
+        var ran = new StrongBox<int>();
+        long before = Runtime.CompletedCount;
+        TestHelpers.OnThread(() =>
+        {
+            using var cts = new CancellationTokenSource();
+            cts.Cancel();
+            Runtime.SpawnDetached(ran, static r => Interlocked.Increment(ref r.Value), cts.Token);
+            Runtime.SpawnDetached(ran, static r => { Interlocked.Increment(ref r.Value); return Job.CompletedJob; }, cts.Token);
+            Settle();
+            Assert.True(SpinWait.SpinUntil(() => Runtime.CompletedCount - before >= 3, TimeSpan.FromSeconds(30)));
+        });
+        Assert.Equal(0, ran.Value);
+        Assert.Equal(0, Volatile.Read(ref reported));
+    }
+
+    [Fact]
+    public void SpawnDetached_SynchronousBodyThrows_RaisesUnobservedException()
+    {
+        var seen = new System.Collections.Concurrent.ConcurrentQueue<Exception>();
+        Runtime.UnobservedException += (_, e) => seen.Enqueue(e.Exception);
+        TestHelpers.OnThread(() =>
+        {
+            Runtime.SpawnDetached<int>(0, static (int _) => throw new DivideByZeroException("sync body"));
+            Settle();
+            Assert.True(SpinWait.SpinUntil(() => !seen.IsEmpty, TimeSpan.FromSeconds(30)));
+        });
+        Assert.IsType<DivideByZeroException>(Assert.Single(seen));
+    }
+
+    private static readonly AsyncLocal<string?> s_flowed = new();
+
+    [Fact]
+    public void SpawnDetached_UnderAnAsyncLocal_BodySeesTheSpawnersValue()
+    {
+        var seen = new StrongBox<string?>();
+        using var done = new ManualResetEventSlim();
+        TestHelpers.OnThread(() =>
+        {
+            s_flowed.Value = "spawner's";
+            Runtime.SpawnDetached((seen, done), static async s =>
+            {
+                await Task.Yield();
+                s.seen.Value = s_flowed.Value;
+                s.done.Set();
+            });
+            s_flowed.Value = null;
+            Settle();
+            if (Runtime is SingleThreadRuntime single)
+            {
+                while (!done.IsSet)
+                {
+                    single.RunUntilIdle();
+                    Thread.Sleep(1);
+                }
+            }
+
+            Assert.True(done.Wait(TimeSpan.FromSeconds(30)));
+        });
+        Assert.Equal("spawner's", seen.Value);
+    }
+
     private static async Job FailAfter(Job<int> gate, bool cancel)
     {
         await gate;
