@@ -49,7 +49,7 @@ internal sealed class ProviderTimerQueue : TimerQueue
     private long Now(bool roundUp) => MillisecondsSince(_origin, _provider.GetTimestamp(), _frequency, roundUp);
 
     /// <summary>Step 1.</summary>
-    internal override void Schedule(TimerEntry entry, TimeSpan delay, JobRuntime? runtime)
+    internal override void Schedule(ITimerNode entry, TimeSpan delay, JobRuntime? runtime)
     {
         long deadline = _shard.Insert(entry, Now(roundUp: true) + DelayMilliseconds(delay), runtime);
         if (deadline < Volatile.Read(ref _armedFor))

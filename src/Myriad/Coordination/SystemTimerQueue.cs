@@ -85,7 +85,7 @@ internal sealed class SystemTimerQueue : TimerQueue
     }
 
     /// <summary>Step 1.</summary>
-    internal override void Schedule(TimerEntry entry, TimeSpan delay, JobRuntime? runtime)
+    internal override void Schedule(ITimerNode entry, TimeSpan delay, JobRuntime? runtime)
     {
         long deadline = MillisecondsSince(_origin, Stopwatch.GetTimestamp(), Stopwatch.Frequency, roundUp: true) + DelayMilliseconds(delay);
         TimerShard shard = _shards[(uint)Environment.CurrentManagedThreadId % (uint)_shards.Length];

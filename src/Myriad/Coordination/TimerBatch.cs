@@ -25,8 +25,9 @@ internal sealed class TimerBatch
     internal int Count => _count;
 
     /// <summary>Copies a fired entry out and marks it idle (under the owning shard's lock).</summary>
-    internal void Add(TimerEntry entry)
+    internal void Add(ITimerNode entry)
     {
+        ref TimerLinks links = ref entry.Links;
         if (_count == _items.Length)
         {
             Array.Resize(ref _items, _count * 2);
@@ -34,10 +35,10 @@ internal sealed class TimerBatch
         }
 
         _items[_count] = entry.Target;
-        _runtimes[_count] = entry.Runtime;
+        _runtimes[_count] = links.Runtime;
         _count++;
-        entry.Runtime = null;
-        entry.Shard = null;
+        links.Runtime = null;
+        links.Shard = null;
     }
 
     /// <summary>The work item at <paramref name="index"/> (tests).</summary>

@@ -4,39 +4,77 @@ using Myriad.Scheduling;
 namespace Myriad.Coordination;
 
 /// <summary>
-/// One pending timer: when it is due, the work item to run then (on <see cref="Runtime"/>, or on the
-/// .NET thread pool when that is null), and its place in a <see cref="TimerWheel"/>.
+/// Anything a <see cref="TimerWheel"/> can hold: it carries its own links (intrusive, so a pending
+/// delay is one object, not a cell plus an entry) and names the work item to run when it is due.
 /// </summary>
 /// <remarks>
-/// <para>States: idle (<see cref="Shard"/> null, <see cref="Slot"/> -1) -> scheduled (in one wheel
-/// slot's list, <see cref="Shard"/> names the wheel's owner) -> idle again when it fires or is
-/// canceled. Every field except <see cref="Target"/> is guarded by the owning shard's lock while the
-/// entry is scheduled. An idle entry may be scheduled again (a pooled delay reuses its entry), on any
+/// <para>States: idle (<see cref="TimerLinks.Shard"/> null, <see cref="TimerLinks.Slot"/> -1) ->
+/// scheduled (in one wheel slot's list, <see cref="TimerLinks.Shard"/> names the wheel's owner) ->
+/// idle again when it fires or is canceled. Every link is guarded by the owning shard's lock while the
+/// node is scheduled. An idle node may be scheduled again (a pooled delay reuses itself), on any
 /// shard.</para>
-/// <para>The wheel slots are intrusive doubly linked lists (<see cref="Previous"/>, <see cref="Next"/>),
-/// so that inserting and canceling cost O(1) and a canceled entry is unreachable from the wheel at
-/// once: no tombstone waits for the due time.</para>
+/// <para>The wheel slots are intrusive doubly linked lists, so that inserting and canceling cost
+/// O(1) and a canceled node is unreachable from the wheel at once: no tombstone waits for the due
+/// time.</para>
 /// </remarks>
-internal sealed class TimerEntry(WorkItem target)
+internal interface ITimerNode
 {
-    /// <summary>What runs when the timer fires.</summary>
-    internal readonly WorkItem Target = target;
+    /// <summary>The node's place in a wheel; a field of the implementing object.</summary>
+    ref TimerLinks Links { get; }
 
-    /// <summary>The runtime <see cref="Target"/> runs on; null: the thread pool.</summary>
+    /// <summary>What runs when the timer fires.</summary>
+    WorkItem Target { get; }
+}
+
+/// <summary>The wheel bookkeeping of one <see cref="ITimerNode"/>, stored inside the node.</summary>
+internal struct TimerLinks
+{
+    /// <summary>The runtime the target runs on; null: the thread pool.</summary>
     internal JobRuntime? Runtime;
 
-    /// <summary>The shard whose wheel holds the entry; null when idle.</summary>
+    /// <summary>The shard whose wheel holds the node; null when idle.</summary>
     internal TimerShard? Shard;
 
     /// <summary>When the timer is due, in the owning queue's milliseconds.</summary>
     internal long Deadline;
 
     /// <summary>Neighbours in the slot's list (null at the ends).</summary>
-    internal TimerEntry? Previous;
+    internal ITimerNode? Previous;
 
     /// <summary>Neighbours in the slot's list (null at the ends).</summary>
-    internal TimerEntry? Next;
+    internal ITimerNode? Next;
 
-    /// <summary>The wheel slot (level * 64 + slot) the entry is linked into; -1 when in none.</summary>
-    internal int Slot = -1;
+    /// <summary>The wheel slot (level * 64 + slot) the node is linked into, plus one; 0 when in none (so a zeroed struct is idle).</summary>
+    internal int SlotPlusOne;
+
+    /// <summary>The wheel slot (level * 64 + slot) the node is linked into; -1 when in none.</summary>
+    internal readonly int Slot => SlotPlusOne - 1;
+}
+
+/// <summary>
+/// A timer node for an owner that cannot be one itself (it already derives from another class, or
+/// has several timers): a small separate object that names the owner as its target.
+/// </summary>
+internal sealed class TimerEntry(WorkItem target) : ITimerNode
+{
+    private TimerLinks _links;
+
+    /// <inheritdoc/>
+    public WorkItem Target { get; } = target;
+
+    /// <inheritdoc/>
+    public ref TimerLinks Links => ref _links;
+
+    /// <summary>When the timer is due (tests and diagnostics; the wheel uses <see cref="Links"/>).</summary>
+    internal long Deadline
+    {
+        get => _links.Deadline;
+        set => _links.Deadline = value;
+    }
+
+    /// <summary>The wheel slot, -1 when in none (tests).</summary>
+    internal int Slot => _links.Slot;
+
+    /// <summary>The owning shard, null when idle.</summary>
+    internal TimerShard? Shard => System.Threading.Volatile.Read(ref _links.Shard);
 }

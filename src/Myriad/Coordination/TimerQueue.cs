@@ -58,17 +58,17 @@ internal abstract class TimerQueue
     }
 
     /// <summary>Schedules <paramref name="entry"/> after <paramref name="delay"/> on the clock of the current runtime (the system clock outside any).</summary>
-    internal static void Schedule(TimerEntry entry, TimeSpan delay)
+    internal static void Schedule(ITimerNode entry, TimeSpan delay)
     {
         ScheduleOn(entry, delay, CurrentRuntime);
     }
 
     /// <summary>Schedules <paramref name="entry"/> after <paramref name="delay"/> on <paramref name="runtime"/>'s clock (the system clock for null), to run there.</summary>
-    internal static void ScheduleOn(TimerEntry entry, TimeSpan delay, JobRuntime? runtime) =>
+    internal static void ScheduleOn(ITimerNode entry, TimeSpan delay, JobRuntime? runtime) =>
         (runtime?.Timers ?? SystemTimerQueue.Instance).Schedule(entry, delay, runtime);
 
     /// <summary>Removes a pending timer; true if it will now never fire, false if it already fired.</summary>
-    internal static bool Cancel(TimerEntry entry) => Volatile.Read(ref entry.Shard) is { } shard && shard.Remove(entry);
+    internal static bool Cancel(ITimerNode entry) => Volatile.Read(ref entry.Links.Shard) is { } shard && shard.Remove(entry);
 
     /// <summary>Validates a public delay argument (<see cref="Timeout.InfiniteTimeSpan"/> is the caller's business).</summary>
     internal static void ThrowIfInvalid(TimeSpan delay, string paramName)
@@ -83,7 +83,7 @@ internal abstract class TimerQueue
     /// <paramref name="entry"/>'s work item will run on <paramref name="runtime"/> (null: the thread
     /// pool) once <paramref name="delay"/> (validated, finite) has passed on this queue's clock.
     /// </summary>
-    internal abstract void Schedule(TimerEntry entry, TimeSpan delay, JobRuntime? runtime);
+    internal abstract void Schedule(ITimerNode entry, TimeSpan delay, JobRuntime? runtime);
 
     /// <summary>Timers pending in this queue (diagnostics and tests).</summary>
     internal abstract int Count { get; }

@@ -17,31 +17,33 @@ internal sealed class TimerShard(long start)
     /// Adds <paramref name="entry"/> due at <paramref name="deadline"/> ms, to run on
     /// <paramref name="runtime"/>; returns the deadline as stored (one already passed is moved to the wheel's now).
     /// </summary>
-    internal long Insert(TimerEntry entry, long deadline, Scheduling.JobRuntime? runtime)
+    internal long Insert(ITimerNode entry, long deadline, Scheduling.JobRuntime? runtime)
     {
         lock (Gate)
         {
-            entry.Deadline = deadline;
-            entry.Runtime = runtime;
-            entry.Shard = this;
+            ref TimerLinks links = ref entry.Links;
+            links.Deadline = deadline;
+            links.Runtime = runtime;
+            links.Shard = this;
             Wheel.Insert(entry);
-            return entry.Deadline;
+            return links.Deadline;
         }
     }
 
     /// <summary>Removes a scheduled entry of this shard; false if it already left (fired or canceled).</summary>
-    internal bool Remove(TimerEntry entry)
+    internal bool Remove(ITimerNode entry)
     {
         lock (Gate)
         {
-            if (!ReferenceEquals(entry.Shard, this))
+            ref TimerLinks links = ref entry.Links;
+            if (!ReferenceEquals(links.Shard, this))
             {
                 return false;
             }
 
             Wheel.Remove(entry);
-            entry.Shard = null;
-            entry.Runtime = null;
+            links.Shard = null;
+            links.Runtime = null;
             return true;
         }
     }

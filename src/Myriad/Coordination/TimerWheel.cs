@@ -43,7 +43,7 @@ internal sealed class TimerWheel
 
     private const int SlotMask = SlotsPerLevel - 1;
 
-    private readonly TimerEntry?[] _heads = new TimerEntry?[Levels * SlotsPerLevel];
+    private readonly ITimerNode?[] _heads = new ITimerNode?[Levels * SlotsPerLevel];
     private readonly ulong[] _occupied = new ulong[Levels];
     private long _elapsed;
     private int _count;
@@ -61,12 +61,13 @@ internal sealed class TimerWheel
     /// Adds <paramref name="entry"/> (idle) at its <see cref="TimerEntry.Deadline"/>; a deadline already
     /// passed is moved to <see cref="Elapsed"/> (it fires at the next advance).
     /// </summary>
-    internal void Insert(TimerEntry entry)
+    internal void Insert(ITimerNode entry)
     {
-        Debug.Assert(entry.Slot < 0, "an entry is in at most one slot");
-        if (entry.Deadline < _elapsed)
+        ref TimerLinks links = ref entry.Links;
+        Debug.Assert(links.Slot < 0, "an entry is in at most one slot");
+        if (links.Deadline < _elapsed)
         {
-            entry.Deadline = _elapsed;
+            links.Deadline = _elapsed;
         }
 
         Link(entry);
@@ -74,9 +75,9 @@ internal sealed class TimerWheel
     }
 
     /// <summary>Removes <paramref name="entry"/> from its slot; false if it is in no slot.</summary>
-    internal bool Remove(TimerEntry entry)
+    internal bool Remove(ITimerNode entry)
     {
-        int index = entry.Slot;
+        int index = entry.Links.Slot;
         if (index < 0)
         {
             return false;
@@ -155,16 +156,17 @@ internal sealed class TimerWheel
         }
 
         int index = (level * SlotsPerLevel) + slot;
-        TimerEntry? entry = _heads[index];
+        ITimerNode? entry = _heads[index];
         _heads[index] = null;
         _occupied[level] &= ~(1UL << slot);
         while (entry is not null)
         {
-            TimerEntry? next = entry.Next;
-            entry.Previous = null;
-            entry.Next = null;
-            entry.Slot = -1;
-            if (entry.Deadline <= _elapsed)
+            ref TimerLinks links = ref entry.Links;
+            ITimerNode? next = links.Next;
+            links.Previous = null;
+            links.Next = null;
+            links.SlotPlusOne = 0;
+            if (links.Deadline <= _elapsed)
             {
                 _count--;
                 fired.Add(entry);
@@ -178,29 +180,31 @@ internal sealed class TimerWheel
         }
     }
 
-    private void Link(TimerEntry entry)
+    private void Link(ITimerNode entry)
     {
-        long when = entry.Deadline;
+        ref TimerLinks links = ref entry.Links;
+        long when = links.Deadline;
         int level = LevelFor(_elapsed, when);
         int slot = (int)((when >> (level * LevelBits)) & SlotMask);
         int index = (level * SlotsPerLevel) + slot;
-        TimerEntry? head = _heads[index];
-        entry.Previous = null;
-        entry.Next = head;
+        ITimerNode? head = _heads[index];
+        links.Previous = null;
+        links.Next = head;
         if (head is not null)
         {
-            head.Previous = entry;
+            head.Links.Previous = entry;
         }
 
         _heads[index] = entry;
-        entry.Slot = index;
+        links.SlotPlusOne = index + 1;
         _occupied[level] |= 1UL << slot;
     }
 
-    private void Unlink(TimerEntry entry, int index)
+    private void Unlink(ITimerNode entry, int index)
     {
-        TimerEntry? previous = entry.Previous;
-        TimerEntry? next = entry.Next;
+        ref TimerLinks links = ref entry.Links;
+        ITimerNode? previous = links.Previous;
+        ITimerNode? next = links.Next;
         if (previous is null)
         {
             _heads[index] = next;
@@ -211,17 +215,17 @@ internal sealed class TimerWheel
         }
         else
         {
-            previous.Next = next;
+            previous.Links.Next = next;
         }
 
         if (next is not null)
         {
-            next.Previous = previous;
+            next.Links.Previous = previous;
         }
 
-        entry.Previous = null;
-        entry.Next = null;
-        entry.Slot = -1;
+        links.Previous = null;
+        links.Next = null;
+        links.SlotPlusOne = 0;
     }
 
     /// <summary>The level of the highest bit in which the two times differ, clamped to the top level.</summary>

@@ -103,7 +103,7 @@ internal sealed class VirtualClock : TimeProvider
         return true;
     }
 
-    private void Schedule(TimerEntry entry, TimeSpan delay, JobRuntime? runtime) =>
+    private void Schedule(ITimerNode entry, TimeSpan delay, JobRuntime? runtime) =>
         _shard.Insert(entry, Volatile.Read(ref _nowMs) + TimerQueue.DelayMilliseconds(delay), runtime ?? _runtime);
 
     /// <summary>Step 1, as a <see cref="TimerQueue"/>.</summary>
@@ -111,7 +111,7 @@ internal sealed class VirtualClock : TimeProvider
     {
         internal override int Count => clock._shard.Count;
 
-        internal override void Schedule(TimerEntry entry, TimeSpan delay, JobRuntime? runtime) => clock.Schedule(entry, delay, runtime);
+        internal override void Schedule(ITimerNode entry, TimeSpan delay, JobRuntime? runtime) => clock.Schedule(entry, delay, runtime);
     }
 
     /// <summary>
@@ -170,7 +170,7 @@ internal sealed class VirtualClock : TimeProvider
         {
             lock (_gate)
             {
-                if (!_armed || _disposed || Volatile.Read(ref _entry.Shard) is not null)
+                if (!_armed || _disposed || _entry.Shard is not null)
                 {
                     return;
                 }

@@ -135,8 +135,8 @@ public sealed class TimerWheelTests
         {
             Assert.True(wheel.Remove(entry));
             Assert.False(wheel.Remove(entry)); // a second remove finds it gone
-            Assert.Null(entry.Next);
-            Assert.Null(entry.Previous);
+            Assert.Null(entry.Links.Next);
+            Assert.Null(entry.Links.Previous);
         }
 
         Assert.Equal(kept.Count, wheel.Count);
