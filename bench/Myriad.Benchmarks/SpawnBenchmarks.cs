@@ -8,7 +8,10 @@ namespace Myriad.Benchmarks;
 /// <summary>
 /// E3: spawn a tiny job with state {A, B} and await it. One invocation spawns a batch of 1000 from
 /// inside the runtime (a thread-pool task started with Task.Run / a job spawned on a worker; the
-/// benchmark thread only waits), then awaits each and sums; figures are per spawn.
+/// benchmark thread only waits), then awaits each and sums; figures are per spawn. The two
+/// fire-and-forget cases queue the batch with typed state and no handle (the .NET thread pool's
+/// generic <c>UnsafeQueueUserWorkItem</c>, Myriad's <c>SpawnDetached</c>), each item adding to a
+/// shared sum, and wait for a countdown (a TaskCompletionSource, a <c>WaitGroup</c>).
 /// </summary>
 [Config(typeof(BenchConfig))]
 public class SpawnBenchmarks
@@ -37,6 +40,63 @@ public class SpawnBenchmarks
 
     [Benchmark(OperationsPerInvoke = Batch, Description = "runtime.Spawn(state)")]
     public long MyriadSpawn() => _runtime.Run(_runtime, static rt => rt.Spawn(rt, static r => SpawnBatch(r)));
+
+    [Benchmark(OperationsPerInvoke = Batch, Description = "UnsafeQueueUserWorkItem(state)")]
+    public long QueueUserWorkItemState() => Task.Run(static () => QueueBatch()).GetAwaiter().GetResult();
+
+    [Benchmark(OperationsPerInvoke = Batch, Description = "runtime.SpawnDetached(state)")]
+    public long MyriadSpawnDetached() => _runtime.Run(_runtime, static rt => rt.Spawn(rt, static r => SpawnDetachedBatch(r)));
+
+    private sealed class Countdown
+    {
+        public readonly TaskCompletionSource<long> Done = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        public long Sum;
+        public int Left = Batch;
+    }
+
+    private static Task<long> QueueBatch()
+    {
+        var countdown = new Countdown();
+        for (int i = 0; i < Batch; i++)
+        {
+            ThreadPool.UnsafeQueueUserWorkItem(
+                static s =>
+                {
+                    Interlocked.Add(ref s.countdown.Sum, s.A + s.B);
+                    if (Interlocked.Decrement(ref s.countdown.Left) == 0)
+                    {
+                        s.countdown.Done.SetResult(Volatile.Read(ref s.countdown.Sum));
+                    }
+                },
+                (countdown, A: (long)i, B: 1L),
+                preferLocal: true);
+        }
+
+        return countdown.Done.Task;
+    }
+
+    private sealed class Sum
+    {
+        public long Value;
+    }
+
+    private static async Job<long> SpawnDetachedBatch(JobRuntime runtime)
+    {
+        var group = new Myriad.Coordination.WaitGroup();
+        var sum = new Sum();
+        group.Add(Batch);
+        for (int i = 0; i < Batch; i++)
+        {
+            runtime.SpawnDetached((group, sum, A: (long)i, B: 1L), static s =>
+            {
+                Interlocked.Add(ref s.sum.Value, s.A + s.B);
+                s.group.Done();
+            });
+        }
+
+        await group.WaitAsync();
+        return sum.Value;
+    }
 
     private static async Task<long> TaskRunBatch()
     {
