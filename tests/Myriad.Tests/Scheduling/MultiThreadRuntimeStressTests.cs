@@ -1,3 +1,4 @@
+using System.Runtime.CompilerServices;
 using System;
 using System.Threading;
 using System.Threading.Tasks;
@@ -116,6 +117,48 @@ public class MultiThreadRuntimeStressTests
             TestHelpers.OnThread(runtime.Dispose);
             Assert.Equal(20_000, counter.Value);
         }
+    }
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void TimerWakeUps_RacingASpawnBacklogAndDisposal_EveryDetachedJobEnds(bool disposeEarly)
+    {
+        // Wake-ups arrive in the woken queue while workers take spawned jobs from the local and
+        // global queues; disposing midway sends late wake-ups to the abandon path. Either way each
+        // job must end exactly once: run to completion, or end canceled.
+        const int Sleepers = 20_000;
+        var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        var ran = new StrongBox<int>();
+        long before = runtime.CompletedCount;
+        runtime.Run((runtime, ran), static s =>
+        {
+            for (int i = 0; i < Sleepers; i++)
+            {
+                s.runtime.SpawnDetached((s.ran, i), static async t =>
+                {
+                    await Job.Delay(t.i % 4);
+                    Interlocked.Increment(ref t.ran.Value);
+                });
+            }
+
+            return Job.CompletedJob;
+        });
+        if (disposeEarly)
+        {
+            runtime.Dispose();
+        }
+
+        Assert.True(
+            SpinWait.SpinUntil(() => runtime.CompletedCount - before >= Sleepers, TimeSpan.FromSeconds(60)),
+            $"{runtime.CompletedCount - before} of {Sleepers} detached jobs ended");
+        Assert.True(Volatile.Read(ref ran.Value) <= Sleepers);
+        if (!disposeEarly)
+        {
+            Assert.Equal(Sleepers, Volatile.Read(ref ran.Value));
+        }
+
+        runtime.Dispose();
     }
 
     [Fact]
