@@ -1,4 +1,5 @@
 using System;
+using Myriad.Internal;
 using System.Runtime.CompilerServices;
 using System.Threading;
 using System.Threading.Tasks;
@@ -86,7 +87,7 @@ public readonly partial struct Job
             throw new ArgumentOutOfRangeException(nameof(cancellationToken), "The token must be canceled.");
         }
 
-        return FromException<T>(new OperationCanceledException(cancellationToken));
+        return FromException<T>(ThrowHelper.Canceled(cancellationToken));
     }
 }
 

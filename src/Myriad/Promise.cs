@@ -51,7 +51,7 @@ public sealed class Promise<T>
 
     /// <summary>Completes as canceled; false if already completed.</summary>
     public bool TrySetCanceled(CancellationToken cancellationToken = default) =>
-        _cell.TryClaim() && _cell.TrySetException(new OperationCanceledException(cancellationToken));
+        _cell.TryClaim() && _cell.TrySetException(ThrowHelper.Canceled(cancellationToken));
 
     /// <summary>Completes with a result.</summary>
     /// <exception cref="InvalidOperationException">Already completed.</exception>

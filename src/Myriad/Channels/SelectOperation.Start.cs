@@ -1,4 +1,5 @@
 using System;
+using Myriad.Internal;
 using System.Runtime.CompilerServices;
 using System.Threading;
 using Myriad.Coordination;
@@ -31,7 +32,7 @@ internal sealed partial class SelectOperation
         if (_cancellationToken.IsCancellationRequested)
         {
             _committed = 1;
-            TrySetException(new OperationCanceledException(_cancellationToken));
+            TrySetException(ThrowHelper.Canceled(_cancellationToken));
             return job;
         }
 

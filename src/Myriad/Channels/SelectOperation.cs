@@ -222,7 +222,7 @@ internal sealed partial class SelectOperation : SourceBox<int>
     {
         if (TryCommit(-1))
         {
-            TrySetException(new OperationCanceledException(_cancellationToken));
+            TrySetException(ThrowHelper.Canceled(_cancellationToken));
         }
     }
 

@@ -113,7 +113,7 @@ internal sealed class CancelableDelayCell(CancellationToken cancellationToken) :
         if (Interlocked.Exchange(ref _claim, 1) == 0)
         {
             TimerQueue.Cancel(this);
-            TrySetException(new OperationCanceledException(_cancellationToken));
+            TrySetException(ThrowHelper.Canceled(_cancellationToken));
         }
     }
 

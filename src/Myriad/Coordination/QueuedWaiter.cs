@@ -122,7 +122,7 @@ internal abstract class QueuedWaiter<TItem, TResult> : SourceBox<TResult>, IWait
         if (cancel.TryClaim())
         {
             ((IWaiterHost<TItem>)cancel.Host).RemoveWaiter(this);
-            TrySetException(new OperationCanceledException(cancel.Token));
+            TrySetException(ThrowHelper.Canceled(cancel.Token));
         }
     }
 

@@ -1,4 +1,5 @@
 using System;
+using Myriad.Internal;
 using System.Net.Sockets;
 using System.Threading;
 using Myriad.Jobs;
@@ -110,7 +111,7 @@ internal abstract class IoOperation<T> : SourceBox<T>, IIoWaiter
     {
         if (_registration!.TryTakeBack(_write, this))
         {
-            Fail(new OperationCanceledException(token));
+            Fail(ThrowHelper.Canceled(token));
         }
     }
 

@@ -63,7 +63,7 @@ internal sealed class DetachedSpawn<TState> : WorkItem
 
         if (cancellationToken.IsCancellationRequested)
         {
-            runtime.OnDetachedJobCompleted(new OperationCanceledException(cancellationToken));
+            runtime.OnDetachedJobCompleted(ThrowHelper.Canceled(cancellationToken));
             return;
         }
 

@@ -247,7 +247,7 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
     {
         if (_cancellationToken.IsCancellationRequested)
         {
-            Finish(default!, new OperationCanceledException(_cancellationToken));
+            Finish(default!, ThrowHelper.Canceled(_cancellationToken));
             return;
         }
 
