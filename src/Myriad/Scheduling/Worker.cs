@@ -16,8 +16,8 @@ namespace Myriad.Scheduling;
 /// atomically, so other workers can steal from it: a job parked in the slot of a worker stuck in a
 /// long item is not stranded (Tokio's lesson). The owner uses it at most
 /// <see cref="RuntimeOptions.NextSlotBudget"/> times in a row.</para>
-/// <para><b>Loop.</b> Each tick: the woken queue (timer wake-ups) when it holds anything; every <see cref="RuntimeOptions.GlobalQueueInterval"/> ticks the
-/// global queue first; then the next-job slot (within budget), the run queue, the global queue; then
+/// <para><b>Loop.</b> Each tick: the woken queue (timer wake-ups) when it holds anything; every
+/// <see cref="RuntimeOptions.GlobalQueueInterval"/> ticks the global queue first; then the next-job slot (within budget), the run queue, the global queue; then
 /// search (steal half from a victim, starting at a rotating index) for a bounded number of rounds;
 /// then park (see <see cref="MultiThreadRuntime.IdleCoordinator"/>).</para>
 /// </remarks>
@@ -182,6 +182,8 @@ internal sealed partial class Worker : SchedulerContext
     {
         _tick++;
         WorkItem? item;
+        // The emptiness check is TakeFrom's own, repeated here so that the usual tick (nothing woken)
+        // costs one volatile read and no call.
         if (!_runtime.WokenQueue.IsEmpty && TakeFrom(_runtime.WokenQueue) is { } woken)
         {
             return woken;
@@ -226,15 +228,15 @@ internal sealed partial class Worker : SchedulerContext
     /// <see cref="TakeFromGlobal"/> for either injection queue. Taken from the woken queue while the
     /// own queue is full, the share is just the one item to run.
     /// </summary>
-    private WorkItem? TakeFrom(InjectionQueue global)
+    private WorkItem? TakeFrom(InjectionQueue queue)
     {
-        if (global.IsEmpty)
+        if (queue.IsEmpty)
         {
             return null;
         }
 
-        int share = Math.Min((global.Count / _runtime.Workers.Length) + 1, _queue.Capacity / 2);
+        int share = Math.Min((queue.Count / _runtime.Workers.Length) + 1, _queue.Capacity / 2);
         int room = _queue.Capacity - _queue.Count;
-        return global.TryDequeueBatch(_queue.Owner, Math.Min(share, room) - 1, out WorkItem? item) ? item : null;
+        return queue.TryDequeueBatch(_queue.Owner, Math.Min(share, room) - 1, out WorkItem? item) ? item : null;
     }
 }
