@@ -117,6 +117,12 @@ internal abstract class IoOperation<T> : SourceBox<T>, IIoWaiter
 
     /// <summary>A socket error as the BCL reports it.</summary>
     internal static SocketException SocketFailure(SocketError error) => new((int)error);
+
+    /// <summary>
+    /// Whether a non-blocking call that returned <paramref name="error"/> should be retried once the
+    /// socket is ready again (it would have blocked, or a signal interrupted it) rather than fail.
+    /// </summary>
+    internal static bool ShouldRetry(SocketError error) => error is SocketError.WouldBlock or SocketError.Interrupted;
 }
 
 /// <summary>A receive waiting for data.</summary>
@@ -129,18 +135,19 @@ internal sealed class ReadOperation(JobTcpConnection connection) : IoOperation<i
     private protected override bool TryAttemptCore()
     {
         int received = connection.Socket.Receive(_buffer.Span, SocketFlags.None, out SocketError error);
-        switch (error)
+        if (error == SocketError.Success)
         {
-            case SocketError.Success:
-                Succeed(received);
-                return true;
-            case SocketError.WouldBlock:
-            case SocketError.Interrupted:
-                return false;
-            default:
-                Fail(SocketFailure(error));
-                return true;
+            Succeed(received);
+            return true;
         }
+
+        if (ShouldRetry(error))
+        {
+            return false;
+        }
+
+        Fail(SocketFailure(error));
+        return true;
     }
 
     private protected override void Clear() => _buffer = default;
@@ -160,24 +167,25 @@ internal sealed class WriteOperation(JobTcpConnection connection) : IoOperation<
         while (true)
         {
             int sent = connection.Socket.Send(_buffer.Span, SocketFlags.None, out SocketError error);
-            switch (error)
+            if (error == SocketError.Success)
             {
-                case SocketError.Success:
-                    _buffer = _buffer.Slice(sent);
-                    if (_buffer.IsEmpty)
-                    {
-                        Succeed(default);
-                        return true;
-                    }
-
-                    continue;
-                case SocketError.WouldBlock:
-                case SocketError.Interrupted:
-                    return false;
-                default:
-                    Fail(SocketFailure(error));
+                _buffer = _buffer.Slice(sent);
+                if (_buffer.IsEmpty)
+                {
+                    Succeed(default);
                     return true;
+                }
+
+                continue;
             }
+
+            if (ShouldRetry(error))
+            {
+                return false;
+            }
+
+            Fail(SocketFailure(error));
+            return true;
         }
     }
 

@@ -149,7 +149,7 @@ public sealed class JobTcpConnection : IDisposable
             return new Job<int>(received);
         }
 
-        if (error is not (SocketError.WouldBlock or SocketError.Interrupted))
+        if (!ReadOperation.ShouldRetry(error))
         {
             EndRead();
             return Job.FromException<int>(ReadOperation.SocketFailure(error));
@@ -203,7 +203,7 @@ public sealed class JobTcpConnection : IDisposable
                     continue;
                 }
 
-                if (error is not (SocketError.WouldBlock or SocketError.Interrupted))
+                if (!WriteOperation.ShouldRetry(error))
                 {
                     EndWrite();
                     return Job.FromException(WriteOperation.SocketFailure(error));
