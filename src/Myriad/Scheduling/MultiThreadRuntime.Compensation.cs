@@ -32,7 +32,8 @@ public sealed partial class MultiThreadRuntime
     /// 1. Reserve a slot: increment <c>_liveSpares</c>; give it back if that exceeds
     ///    <see cref="RuntimeOptions.MaxSpareThreads"/>, or if every worker has already left after
     ///    disposal (nothing is blocked then).
-    /// 2. Start the spare; it runs queued work and leaves once it finds none for a whole delay.
+    /// 2. Start the spare; it runs queued work and leaves once it finds none for a whole delay, or
+    ///    once no worker is stuck any more (see <see cref="SpareWorker"/>, step 4).
     /// 3. On leaving it decrements <c>_liveSpares</c> (full fence) and then reads the exited-worker
     ///    count; the last worker to leave increments that count (full fence) and then reads
     ///    <c>_liveSpares</c>. Whichever of them sees the other gone finishes the disposal; both may,

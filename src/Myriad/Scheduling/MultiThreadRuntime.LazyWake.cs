@@ -253,6 +253,7 @@ public sealed partial class MultiThreadRuntime
 
             if (!visible)
             {
+                stalledSince = 0; // nothing is waiting: a stall is continuous or it is not one
                 continue;
             }
 

@@ -19,11 +19,20 @@ namespace Myriad.Scheduling;
 /// 2. Run it, and go back to 1.
 /// 3. Found nothing: look again every <see cref="MyriadDefaults.HelpLoopParkMilliseconds"/> until it
 ///    has found nothing for a whole <see cref="RuntimeOptions.SpareThreadDelay"/> (at once during
-///    shutdown), then exit. A spare is never on the idle stack: it is there for one stall and leaves
-///    when the stall is over.</para>
+///    shutdown), then exit.
+/// 4. Every <see cref="RuntimeOptions.SpareThreadDelay"/>, between items, ask whether the stall is
+///    over: some worker is parked or searching (there is room for the work without this thread), or
+///    every worker ran an item from its loop since the last look (none is stuck). If so, hand the
+///    items it stole to the injection queue and exit.
+/// A spare is never on the idle stack: it is there for one stall and leaves when the stall is over.
+/// Step 3 alone is not enough under sustained load: a stall that ended (a worker back from a long
+/// item, from the JIT compiling a big method at start-up, or from a blocking call) would leave the
+/// spare finding work forever, one thread more than there are cores, each preempting the others
+/// (the echo benchmark ran a spare beside both workers for its whole run that way). If a worker
+/// blocks again later, the watchdog starts a new spare after another delay.</para>
 /// <para>Work a spare schedules goes to the injection queue, not to its own run queue: its run queue
-/// only ever holds items it stole, which it runs before it exits, so nothing is stranded by its
-/// leaving. Those few items are invisible to other workers' searches meanwhile, the same trade a
+/// only ever holds items it stole, which it runs before it exits at step 3 or hands back at step 4,
+/// so nothing is stranded by its leaving. Those few items are invisible to other workers' searches meanwhile, the same trade a
 /// worker makes when it steals half of a queue.</para>
 /// </remarks>
 internal sealed class SpareWorker : SchedulerContext
@@ -32,11 +41,20 @@ internal sealed class SpareWorker : SchedulerContext
     private readonly LocalQueue _queue;
     private readonly Parker _parker = new();
 
+    /// <summary>Each worker's <see cref="Worker.ItemsRun"/> at the last look of step 4.</summary>
+    private readonly long[] _workersRun;
+
+    /// <summary>When step 4 last looked (<see cref="Environment.TickCount64"/>).</summary>
+    private long _lastLook;
+
     internal SpareWorker(MultiThreadRuntime runtime)
         : base(runtime)
     {
         _runtime = runtime;
         _queue = new LocalQueue(runtime.Options.LocalQueueCapacity);
+        _workersRun = new long[runtime.Workers.Length];
+        ReadWorkersRun();
+        _lastLook = Environment.TickCount64;
     }
 
     internal override JobRuntime Runtime => _runtime;
@@ -90,6 +108,12 @@ internal sealed class SpareWorker : SchedulerContext
                 {
                     idleSince = 0;
                     Trampoline.RunFromScheduler(item);
+                    if (StallIsOver())
+                    {
+                        HandBackStolen();
+                        break; // step 4
+                    }
+
                     continue;
                 }
 
@@ -110,6 +134,48 @@ internal sealed class SpareWorker : SchedulerContext
         finally
         {
             _runtime.OnSpareExited();
+        }
+    }
+
+    /// <summary>Step 4: at most once per delay, whether the workers can do without this thread now.</summary>
+    private bool StallIsOver()
+    {
+        long now = Environment.TickCount64;
+        if (now - _lastLook < _runtime.Options.SpareThreadDelayMilliseconds)
+        {
+            return false;
+        }
+
+        _lastLook = now;
+        MultiThreadRuntime.IdleCoordinator idle = _runtime.Idle;
+        bool roomElsewhere = idle.IdleCount != 0 || idle.SearchingCount != 0;
+        bool noneStuck = ReadWorkersRun();
+        return roomElsewhere || noneStuck;
+    }
+
+    /// <summary>Records each worker's item count; true if every one moved since the last record.</summary>
+    private bool ReadWorkersRun()
+    {
+        Worker[] workers = _runtime.Workers;
+        bool allMoved = true;
+        for (int i = 0; i < workers.Length; i++)
+        {
+            long run = Volatile.Read(ref workers[i].ItemsRun);
+            allMoved &= run != _workersRun[i];
+            _workersRun[i] = run;
+        }
+
+        return allMoved;
+    }
+
+    /// <summary>Leaving early: what this thread stole goes where every worker can see it.</summary>
+    private void HandBackStolen()
+    {
+        // Waking at once, not deferring the wake to this thread's next wait: it has none.
+        PerThread state = PerThread.Current;
+        while (_queue.Owner.Pop() is { } stolen)
+        {
+            _runtime.ScheduleResume(stolen, state);
         }
     }
 

@@ -1,4 +1,5 @@
 using System;
+using System.Runtime.CompilerServices;
 using System.Threading;
 using System.Threading.Tasks;
 using Myriad.Scheduling;
@@ -76,6 +77,63 @@ public class SpareWorkerTests
             }
         });
         Assert.Equal(41, TestHelpers.OnThread(() => runtime.Spawn(40, static async x => { await Task.Yield(); return x + 1; }).Wait()));
+    }
+
+    private static async Job Spin(StrongBox<bool> stop)
+    {
+        while (!Volatile.Read(ref stop.Value))
+        {
+            await Task.Yield();
+        }
+    }
+
+    [Fact]
+    public void SpareThread_AfterAPassingStallUnderSustainedLoad_LeavesWhileTheLoadGoesOn()
+    {
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1, SpareThreadDelay = TimeSpan.FromMilliseconds(5) });
+        var stop = new StrongBox<bool>();
+        var spinners = new Job[8];
+        try
+        {
+            for (int i = 0; i < spinners.Length; i++)
+            {
+                spinners[i] = runtime.Spawn(stop, static s => Spin(s));
+            }
+
+            // The only worker blocks for a while with spinners queued behind it: a stall.
+            Job blocker = runtime.Spawn(300, static ms => Thread.Sleep(ms));
+            TestHelpers.OnThread(() =>
+            {
+                while (runtime.SparesStarted == 0)
+                {
+                    Thread.Sleep(1);
+                }
+
+                blocker.Wait();
+
+                // The worker is back and the spinners keep every thread busy: the spare has no
+                // reason left to run beside the worker, and must not wait for the load to end.
+                while (runtime.LiveSpareCount != 0)
+                {
+                    Thread.Sleep(1);
+                }
+            }, timeout: TimeSpan.FromSeconds(30));
+
+            Assert.False(Volatile.Read(ref stop.Value));
+            Assert.All(spinners, s => Assert.False(s.IsCompleted)); // the load was still going on
+        }
+        finally
+        {
+            Volatile.Write(ref stop.Value, true);
+        }
+
+        TestHelpers.OnThread(() =>
+        {
+            foreach (Job spinner in spinners)
+            {
+                spinner.Wait();
+            }
+        });
     }
 
     [Fact]
