@@ -59,14 +59,19 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
 
     private static readonly ContextCallback s_runBody = static s => ((SpawnBox<TState, TResult>)s!).RunBody();
 
+    // Fields are shared between the two halves of a spawn's life, so that a million pending spawns
+    // do not each carry what only the other half needs:
+    // - _body is the body delegate until the body returns, then the box of the job it returned
+    //   (the inner job), whose token is _innerToken;
+    // - the ExecutionContext captured at the spawn waits in the cell's _aux slot until the body
+    //   starts (nothing else uses that slot before completion).
     private TState _state = default!;
     private object? _body;
-    private SpawnBodyKind _kind;
     private CancellationToken _cancellationToken;
-    private ExecutionContext? _context;
     private JobRuntime? _runtime;
-    private Job<TResult> _inner;
     private int _claim;
+    private short _innerToken;
+    private SpawnBodyKind _kind;
 
     private const int Running = 0;
     private const int AwaitingInner = -1;
@@ -78,7 +83,7 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
         box._body = body;
         box._kind = kind;
         box._cancellationToken = cancellationToken;
-        box._context = ExecutionContextHelper.CaptureNonDefault(thread);
+        box._aux = ExecutionContextHelper.CaptureNonDefault(thread);
         box._runtime = runtime;
         Volatile.Write(ref box._claim, runtime.ClaimId); // last: publishes the fields above to whoever claims
         return box;
@@ -135,12 +140,13 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
     /// </summary>
     private void FinishFromInner()
     {
-        Job<TResult> inner = _inner;
-        if (inner._box is { } cell && cell.IsCompletedNoThrow(inner._token)
+        // The type test also refuses a body delegate, should this ever run before the body returned.
+        short token = _innerToken;
+        if (_body is JobBox<TResult> cell && cell.IsCompletedNoThrow(token)
             && Interlocked.CompareExchange(ref _claim, Running, AwaitingInner) == AwaitingInner)
         {
-            _inner = default;
-            Complete(inner);
+            _body = null;
+            Complete(new Job<TResult>(cell, token));
         }
     }
 
@@ -251,7 +257,8 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
             return;
         }
 
-        ExecutionContext? context = _context;
+        ExecutionContext? context = Unsafe.As<ExecutionContext?>(_aux);
+        _aux = null;
         if (context is null && ExecutionContextHelper.IsDefault(state))
         {
             RunBody();
@@ -294,6 +301,8 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
             return;
         }
 
+        // The body has its own copy: what the state references need not live as long as this job.
+        _state = default!;
         try
         {
             if (inner.IsCompleted)
@@ -303,8 +312,9 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
             }
 
             // Publish the inner handle and the state before registering: the inner job may
-            // complete (and call Execute) the moment the registration lands.
-            _inner = inner;
+            // complete (and call FinishFromInner) the moment the registration lands.
+            _body = inner._box;
+            _innerToken = inner._token;
             Volatile.Write(ref _claim, AwaitingInner);
             inner._box!.OnCompleted(_innerCompletion ??= new InnerCompletion(this), inner._token);
         }
@@ -312,7 +322,7 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
         {
             // The body returned a job that was already awaited or consumed elsewhere: that is
             // this job's failure, not the worker's.
-            _inner = default;
+            _body = null;
             Volatile.Write(ref _claim, Running);
             Finish(default!, misuse);
         }
@@ -350,12 +360,12 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
         }
     }
 
-    /// <summary>Drops the references the body held (its state, delegate, context and token).</summary>
+    /// <summary>Drops the references the body held (its state, delegate or inner job, context and token).</summary>
     private void DropBody()
     {
         _state = default!;
         _body = null;
-        _context = null;
+        _aux = null; // the context of a spawn that never started; an error is written after this
         _cancellationToken = default;
     }
 
