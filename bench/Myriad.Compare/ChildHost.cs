@@ -33,6 +33,7 @@ internal static class ChildHost
                 case "--mode": mode = value; break;
                 case "--work": work = int.Parse(value, CultureInfo.InvariantCulture); break;
                 case "--warmup": warmup = long.Parse(value, CultureInfo.InvariantCulture); break;
+                case "--workers": Hosts.WorkerCount = int.Parse(value, CultureInfo.InvariantCulture); break;
                 default:
                     Console.Error.WriteLine($"child: unknown argument {args[i]}");
                     return 2;

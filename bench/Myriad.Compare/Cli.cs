@@ -37,6 +37,9 @@ internal sealed class Options
 
     public TimeSpan Timeout { get; set; } = TimeSpan.FromSeconds(180);
 
+    /// <summary>Worker threads of the Myriad variants' <c>MultiThreadRuntime</c>s; null: one per core.</summary>
+    public int? Workers { get; set; }
+
     public string CommandLine { get; set; } = "";
 }
 
@@ -92,6 +95,12 @@ internal static class Cli
         DefaultValueFactory = _ => 180,
     };
 
+    private static readonly Option<int?> WorkersOption = new("--workers")
+    {
+        Description = "worker threads of the Myriad variants' MultiThreadRuntime (default: one per core); TPL's pool and Go's GOMAXPROCS are left as they are",
+        HelpName = "W",
+    };
+
     private static readonly Option<bool> ListOption = new("--list") { Description = "list experiments and variants" };
 
     private static readonly RootCommand Root = new(
@@ -101,7 +110,7 @@ internal static class Cli
         "the tool exits 1 if any result is wrong or any child crashes, 2 on a usage error.")
     {
         ExperimentOption, VariantOption, SizeOption, RunsOption, ColdRunsOption, QuickOption, NoGoOption, NoAotOption,
-        JsonOption, OutOption, TimeoutOption, ListOption,
+        JsonOption, OutOption, TimeoutOption, WorkersOption, ListOption,
     };
 
     public static void PrintList()
@@ -168,6 +177,11 @@ internal static class Cli
         else if (o.Quick)
         {
             o.ColdRuns = 1;
+        }
+
+        if (result.GetValue(WorkersOption) is int workers)
+        {
+            o.Workers = Check(workers, "--workers", 1, 256);
         }
 
         if (result.GetValue(SizeOption) is string sizes)

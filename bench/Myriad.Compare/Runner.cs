@@ -496,6 +496,10 @@ internal sealed class Runner(Options options)
             }
 
             args.AddRange(["--warmup", warmup.ToString(CultureInfo.InvariantCulture)]);
+            if (options.Workers is int workers)
+            {
+                args.AddRange(["--workers", workers.ToString(CultureInfo.InvariantCulture)]);
+            }
 
             // Warm runs: tier up right after the warm-up's first calls instead of after the default
             // 100 ms quiet period. Cold runs keep the stock settings, as a one-shot program has them.

@@ -44,7 +44,7 @@ internal static class Echo
     /// <summary>The same code as jobs on a <see cref="MultiThreadRuntime"/>, awaiting the same BCL socket operations.</summary>
     public static long Myriad(Case c) => Measured(() =>
     {
-        using var runtime = new MultiThreadRuntime();
+        using MultiThreadRuntime runtime = Hosts.NewRuntime();
         return runtime.Run(async () =>
         {
             using Socket listener = Listen();
@@ -70,7 +70,7 @@ internal static class Echo
     /// <summary>Jobs over <see cref="JobTcpListener"/> and <see cref="JobTcpConnection"/>: the runtime's own I/O driver.</summary>
     public static long Native(Case c) => Measured(() =>
     {
-        using var runtime = new MultiThreadRuntime();
+        using MultiThreadRuntime runtime = Hosts.NewRuntime();
         return runtime.Run(async () =>
         {
             using var listener = JobTcpListener.Bind(new IPEndPoint(IPAddress.Loopback, 0), runtime, 4096);

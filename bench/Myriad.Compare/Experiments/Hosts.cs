@@ -14,9 +14,15 @@ internal static class Hosts
     private static MultiThreadRuntime? s_runtime;
     private static DedicatedTaskScheduler? s_dedicated;
 
-    /// <summary>The Myriad runtime: one worker per core, default options.</summary>
+    /// <summary>Worker threads of every <see cref="MultiThreadRuntime"/> the variants create: one per core unless <c>--workers</c> says otherwise.</summary>
+    public static int WorkerCount { get; set; } = Environment.ProcessorCount;
+
+    /// <summary>The Myriad runtime: <see cref="WorkerCount"/> workers, default options otherwise.</summary>
     public static MultiThreadRuntime Runtime =>
-        LazyInitializer.EnsureInitialized(ref s_runtime, static () => new MultiThreadRuntime(new RuntimeOptions { WorkerCount = Environment.ProcessorCount }));
+        LazyInitializer.EnsureInitialized(ref s_runtime, static () => NewRuntime());
+
+    /// <summary>A runtime of its own for a variant that disposes it: <see cref="WorkerCount"/> workers, default options otherwise.</summary>
+    public static MultiThreadRuntime NewRuntime() => new(new RuntimeOptions { WorkerCount = WorkerCount });
 
     /// <summary>The 2-thread TaskScheduler of the published "no Task.Yield" variant of E2.</summary>
     public static DedicatedTaskScheduler Dedicated =>
