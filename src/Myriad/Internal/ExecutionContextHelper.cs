@@ -74,6 +74,41 @@ internal static class ExecutionContextHelper
         return current;
     }
 
+    /// <summary>
+    /// <see cref="HideSynchronizationContext()"/> for a caller that holds the thread's state: the
+    /// thread's field is read directly, so a thread without a context (every worker) pays one load.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static SynchronizationContext? HideSynchronizationContext(PerThread state)
+    {
+        if (!Direct)
+        {
+            return HideSynchronizationContext();
+        }
+
+        ref SynchronizationContext? sync = ref SyncContextOf(state.Thread);
+        SynchronizationContext? current = sync;
+        if (current is not null)
+        {
+            sync = null;
+        }
+
+        return current;
+    }
+
+    /// <summary>Undoes <see cref="HideSynchronizationContext(PerThread)"/> on the same thread.</summary>
+    internal static void RestoreSynchronizationContext(PerThread state, SynchronizationContext context)
+    {
+        if (Direct)
+        {
+            SyncContextOf(state.Thread) = context;
+        }
+        else
+        {
+            SynchronizationContext.SetSynchronizationContext(context);
+        }
+    }
+
     /// <summary>A context as the thread stores it: null or the default instance both mean the default (see remarks).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static bool IsDefaultStored(ExecutionContext? stored) => stored is null || ReferenceEquals(stored, Default);

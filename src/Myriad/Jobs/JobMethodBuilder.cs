@@ -187,6 +187,7 @@ internal static class BuilderCore<T>
         PerThread state = PerThread.Current;
         bool created = boxField is null;
         StateMachineBox<TStateMachine, T> box = GetBox(ref boxField, ref stateMachine, state);
+        SynchronizationContext? hidden = ExecutionContextHelper.HideSynchronizationContext(state); // see UnsafeRegisterForeign
         try
         {
             awaiter.OnCompleted(box.GetForeignContinuation(state));
@@ -195,6 +196,13 @@ internal static class BuilderCore<T>
         {
             RegistrationFailed(ref boxField, box, created);
             throw;
+        }
+        finally
+        {
+            if (hidden is not null)
+            {
+                ExecutionContextHelper.RestoreSynchronizationContext(state, hidden);
+            }
         }
     }
 
@@ -244,6 +252,13 @@ internal static class BuilderCore<T>
         where TAwaiter : ICriticalNotifyCompletion
         where TStateMachine : IAsyncStateMachine
     {
+        // A job never resumes on a SynchronizationContext (docs/design.md, section 1.3), but the BCL's
+        // awaiters capture SynchronizationContext.Current when they register. A job that runs on a
+        // thread with a context (an async Job method called directly from a UI thread) would have its
+        // resume posted to that thread, and a blocking wait for the job there would deadlock. So the
+        // context is hidden while the awaiter registers. The registration may complete the awaiter
+        // and even resume the job elsewhere at once: only this thread's field is touched meanwhile.
+        SynchronizationContext? hidden = ExecutionContextHelper.HideSynchronizationContext(state);
         try
         {
             awaiter.UnsafeOnCompleted(box.GetForeignContinuation(state));
@@ -252,6 +267,13 @@ internal static class BuilderCore<T>
         {
             RegistrationFailed(ref boxField, box, created);
             throw;
+        }
+        finally
+        {
+            if (hidden is not null)
+            {
+                ExecutionContextHelper.RestoreSynchronizationContext(state, hidden);
+            }
         }
     }
 

@@ -61,6 +61,67 @@ public class SynchronizationContextTests
     }
 
     [Fact]
+    public void DirectJobWait_OnThreadWithSynchronizationContext_CompletesWithoutPostingThere()
+    {
+        // An async Job method called directly (no runtime) runs its first step on the caller's
+        // thread; the Task it awaits must not capture the caller's context for the job's resume, or
+        // the caller, blocked in Wait, would never run it.
+        var context = new UnpumpedContext();
+        Assert.True(FinishesOnThreadWith(context, () => Assert.Equal(1, DelayThenOne().Wait())), "Wait hung");
+        Assert.Equal(0, context.Posts);
+    }
+
+    [Fact]
+    public void DirectJobAwaitingTaskYield_OnThreadWithSynchronizationContext_CompletesWithoutPostingThere()
+    {
+        var context = new UnpumpedContext();
+        Assert.True(FinishesOnThreadWith(context, () => Assert.Equal(2, YieldThenTwo().Wait())), "Wait hung");
+        Assert.Equal(0, context.Posts);
+
+        static async Job<int> YieldThenTwo()
+        {
+            await Task.Yield();
+            return 2;
+        }
+    }
+
+    [Fact]
+    public void DirectJob_AwaitingATaskOnThreadWithSynchronizationContext_LeavesTheCallersContextInPlace()
+    {
+        var context = new UnpumpedContext();
+        SynchronizationContext? afterCall = null;
+        Job<int> job = default;
+        Assert.True(FinishesOnThreadWith(context, () =>
+        {
+            job = DelayThenOne();
+            afterCall = SynchronizationContext.Current;
+        }), "the call hung");
+        Assert.Same(context, afterCall);
+        Assert.Equal(1, job.Wait());
+    }
+
+    [Fact]
+    public void DirectJob_CalledFromAPumpedContext_ResumesOffThatContextsThread()
+    {
+        using var ui = new Support.SingleThreadSynchronizationContext();
+        bool? resumedOnUi = null;
+        Task<int> caller = ui.Run(() =>
+        {
+            return Task.FromResult(Body().Wait());
+
+            async Job<int> Body()
+            {
+                await Task.Delay(10);
+                resumedOnUi = ui.IsCurrentThread;
+                return 3;
+            }
+        });
+        Assert.True(caller.Wait(Timeout), "Wait on the context's thread hung");
+        Assert.Equal(3, caller.Result);
+        Assert.False(resumedOnUi);
+    }
+
+    [Fact]
     public void CurrentThreadRun_FromThreadWithSynchronizationContext_CompletesAndRestoresIt()
     {
         using var runtime = new CurrentThreadRuntime();
