@@ -1,5 +1,4 @@
 using System;
-using System.Diagnostics;
 using System.Threading;
 using Myriad.Coordination;
 using Myriad.Internal;
@@ -11,7 +10,9 @@ public static partial class Chan
 {
     /// <summary>
     /// A channel that receives the current time once, after <paramref name="delay"/>: Go's
-    /// <c>time.After</c>, for a select case (<c>Select.Receive(Chan.After(timeout))</c>).
+    /// <c>time.After</c>, for a select case (<c>Select.Receive(Chan.After(timeout))</c>). Time is
+    /// measured and read on the clock of the runtime it is called from (<see cref="JobRuntime.TimeProvider"/>:
+    /// virtual on a <see cref="DeterministicRuntime"/>), the system clock outside any runtime.
     /// </summary>
     /// <remarks>The channel has room for that one item, so the timer never waits for a receiver; it is
     /// never closed. The timer runs on the Myriad timer thread and stays scheduled until it fires, even
@@ -34,7 +35,8 @@ public static partial class Chan
 
     /// <summary>
     /// A ticker: its channel receives the current time every <paramref name="period"/> (Go's
-    /// <c>time.NewTicker</c>). Stop it with <see cref="Ticker.Stop"/> or <see cref="Ticker.Dispose"/>.
+    /// <c>time.NewTicker</c>), on the clock of the runtime it is created from, as for <see cref="After"/>.
+    /// Stop it with <see cref="Ticker.Stop"/> or <see cref="Ticker.Dispose"/>.
     /// </summary>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="period"/> is not positive, is infinite, or is longer than about 49.7 days.</exception>
     public static Ticker Ticker(TimeSpan period) => new(period);
@@ -61,6 +63,14 @@ internal sealed class TimeSender : WorkItem
     private readonly TimeSpan _period;
     private readonly TimerEntry _entry;
     private readonly JobRuntime? _runtime;
+
+    /// <summary>
+    /// The clock of the runtime the sender started on (the system clock outside any runtime): the
+    /// clock its timer queue counts in. The cadence and the time sent must come from it too, or a
+    /// ticker on a virtual clock (a DeterministicRuntime, a fake TimeProvider) would compute its next
+    /// delay from real time that barely moves, and send times no seed or test clock controls.
+    /// </summary>
+    private readonly TimeProvider _clock;
     private long _next;
     private int _stopped;
 
@@ -70,11 +80,12 @@ internal sealed class TimeSender : WorkItem
         _period = period;
         _entry = new TimerEntry(this);
         _runtime = SchedulerContext.Current?.Runtime;
+        _clock = _runtime?.TimeProvider ?? TimeProvider.System;
     }
 
     internal void Start(TimeSpan delay)
     {
-        _next = Stopwatch.GetTimestamp() + ToStopwatchTicks(delay);
+        _next = _clock.GetTimestamp() + ToClockTicks(delay);
         TimerQueue.ScheduleOn(_entry, delay, _runtime);
     }
 
@@ -93,7 +104,7 @@ internal sealed class TimeSender : WorkItem
             return;
         }
 
-        _channel.TrySend(DateTimeOffset.UtcNow); // full: the last tick is still unread, drop this one
+        _channel.TrySend(_clock.GetUtcNow()); // full: the last tick is still unread, drop this one
         if (_period <= TimeSpan.Zero)
         {
             return;
@@ -101,20 +112,20 @@ internal sealed class TimeSender : WorkItem
 
         // The next tick keeps to the original cadence; a tick that is already overdue fires at once
         // (ticks missed meanwhile are not made up, as in Go).
-        long period = ToStopwatchTicks(_period);
-        long now = Stopwatch.GetTimestamp();
+        long period = ToClockTicks(_period);
+        long now = _clock.GetTimestamp();
         _next += period;
         if (_next < now)
         {
             _next = now;
         }
 
-        TimerQueue.ScheduleOn(_entry, TimeSpan.FromSeconds((_next - now) / (double)Stopwatch.Frequency), _runtime);
+        TimerQueue.ScheduleOn(_entry, TimeSpan.FromSeconds((_next - now) / (double)_clock.TimestampFrequency), _runtime);
         if (Volatile.Read(ref _stopped) != 0)
         {
             TimerQueue.Cancel(_entry);
         }
     }
 
-    private static long ToStopwatchTicks(TimeSpan span) => (long)(span.Ticks * ((double)Stopwatch.Frequency / TimeSpan.TicksPerSecond));
+    private long ToClockTicks(TimeSpan span) => (long)(span.Ticks * ((double)_clock.TimestampFrequency / TimeSpan.TicksPerSecond));
 }

@@ -60,6 +60,46 @@ public sealed class ChanTimerTests
     }
 
     [Fact]
+    public void Ticker_OnADeterministicRuntime_TicksEveryPeriodOfItsVirtualClockAndSendsThatClocksTime()
+    {
+        using var runtime = new DeterministicRuntime(seed: 7);
+        (TimeSpan Elapsed, TimeSpan Sent)[] ticks = runtime.Run(runtime, static async rt =>
+        {
+            DateTimeOffset start = rt.TimeProvider.GetUtcNow();
+            var seen = new (TimeSpan, TimeSpan)[5];
+            using Ticker ticker = Chan.Ticker(TimeSpan.FromSeconds(1));
+            for (int i = 0; i < seen.Length; i++)
+            {
+                DateTimeOffset sent = await ticker.Channel.ReceiveAsync();
+                seen[i] = (rt.TimeProvider.GetUtcNow() - start, sent - start);
+            }
+
+            return seen;
+        });
+
+        for (int i = 0; i < ticks.Length; i++)
+        {
+            // Virtual time: each tick lands exactly one period after the previous one, and carries
+            // the virtual clock's time, not the wall clock's.
+            Assert.Equal(TimeSpan.FromSeconds(i + 1), ticks[i].Elapsed);
+            Assert.Equal(TimeSpan.FromSeconds(i + 1), ticks[i].Sent);
+        }
+    }
+
+    [Fact]
+    public void After_OnADeterministicRuntime_SendsTheVirtualClocksTime()
+    {
+        using var runtime = new DeterministicRuntime(seed: 3);
+        TimeSpan sentAfter = runtime.Run(runtime, static async rt =>
+        {
+            DateTimeOffset start = rt.TimeProvider.GetUtcNow();
+            DateTimeOffset sent = await Chan.After(TimeSpan.FromHours(2)).ReceiveAsync();
+            return sent - start;
+        });
+        Assert.Equal(TimeSpan.FromHours(2), sentAfter);
+    }
+
+    [Fact]
     public void Dispose_Twice_IsIdempotent()
     {
         var ticker = Chan.Ticker(TimeSpan.FromHours(1));
