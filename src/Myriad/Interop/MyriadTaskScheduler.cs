@@ -9,11 +9,11 @@ using Myriad.Scheduling;
 namespace Myriad.Interop;
 
 /// <summary>
-/// Runs <see cref="Task"/>s on a <see cref="JobRuntime"/>'s threads. Tasks started on it (and the
-/// continuations of <c>await</c>s of Tasks inside them, which capture the current scheduler) are
-/// queued as work items of the runtime. An <c>await</c> of a <see cref="Job"/> captures no
-/// scheduler: it resumes on the thread that completes the job, as Job awaits do everywhere, and the
-/// code continues outside this scheduler if that thread is not one of the runtime's.
+/// Runs <see cref="Task"/>s on a <see cref="JobRuntime"/>'s threads. Tasks started on it, and the
+/// continuations of the <c>await</c>s inside them (of Tasks, and of jobs, whose awaiter captures the
+/// current scheduler as a Task's does), are queued as work items of the runtime. After the runtime's
+/// disposal a queued task is abandoned like any work item: a task cannot be canceled by its
+/// scheduler, so it runs on the .NET thread pool.
 /// </summary>
 /// <remarks>
 /// The TPL asks a scheduler whether a continuation may run inline on the completing thread. This one

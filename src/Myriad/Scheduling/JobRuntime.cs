@@ -12,11 +12,13 @@ namespace Myriad.Scheduling;
 /// <see cref="CurrentThreadRuntime"/> and <see cref="DeterministicRuntime"/>.
 /// </summary>
 /// <remarks>
-/// <para><b>Where jobs run.</b> A spawned job starts on the runtime. After an <c>await</c> of another
-/// job it resumes on the thread that completed that job (inline while the stack is shallow; the
-/// trampoline hands deeper continuations to the current worker's queue). After an <c>await</c> of a
-/// <see cref="Task"/> or <see cref="ValueTask"/> started from a runtime thread, it resumes on that
-/// runtime.</para>
+/// <para><b>Where jobs run.</b> A job runs only on its own runtime's threads. A spawned job starts on
+/// the runtime. After an <c>await</c> of another job, a <see cref="Task"/>, a <see cref="ValueTask"/>
+/// or any other awaitable it resumes on its runtime: inline on the completing thread when that thread
+/// is one of the runtime's and the stack is shallow (the trampoline queues deeper continuations),
+/// otherwise queued to the runtime. A job started by a direct call outside any runtime belongs to
+/// none and resumes on the thread that completes what it awaits. Code that is not a job never runs
+/// on a runtime's thread.</para>
 /// <para><b>Failures.</b> A job's exception goes to whoever awaits its handle. A detached job
 /// (<see cref="SpawnDetached{TState}(TState, Func{TState, Job}, CancellationToken)"/>) has no
 /// awaiter: its failures raise <see cref="UnobservedException"/> (cancellations do not).</para>
@@ -83,11 +85,11 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
 
     /// <summary>
     /// A <see cref="System.Threading.Tasks.TaskScheduler"/> that runs tasks on this runtime: start plain
-    /// <c>async Task</c> code with <c>Task.Factory.StartNew(..., scheduler)</c> and its awaits of
-    /// Tasks resume here too. An await of a <see cref="Job"/> resumes on the thread that completes the
-    /// job instead (a job completed from outside the runtime takes the code off this scheduler).
-    /// Inline execution is bounded by the trampoline, so long continuation chains do not overflow
-    /// the stack.
+    /// <c>async Task</c> code with <c>Task.Factory.StartNew(..., scheduler)</c>, and its awaits (of
+    /// Tasks and of jobs alike, which capture the current scheduler as a Task await does) resume here
+    /// too. Inline execution is bounded by the trampoline, so long continuation chains do not overflow
+    /// the stack. A scheduler cannot cancel a task it was given: after the runtime's disposal, tasks
+    /// queued here run on the .NET thread pool.
     /// </summary>
     public TaskScheduler TaskScheduler
     {
@@ -331,6 +333,17 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
         }
 
         box.OnCompleted(HandedOverObserver, job._token);
+    }
+
+    /// <summary>
+    /// Starts a job that needs no state and that nobody will await (fire and forget); the delegate
+    /// itself may still be a closure. Its failure raises <see cref="UnobservedException"/>.
+    /// </summary>
+    /// <exception cref="ArgumentNullException"><paramref name="body"/> is null.</exception>
+    public void SpawnDetached(Func<Job> body, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(body);
+        SpawnDetached(body, static b => b(), cancellationToken);
     }
 
     /// <summary>Fire-and-forget form of the synchronous spawn.</summary>

@@ -36,7 +36,14 @@ public sealed class RuntimeOptions
     public string? Name { get; set; }
 
     /// <summary>Prefix of the worker threads' names; the worker index is appended. Default "Myriad worker".</summary>
-    public string ThreadNamePrefix { get; set; } = "Myriad worker";
+    /// <exception cref="ArgumentNullException">The value is null.</exception>
+    public string ThreadNamePrefix
+    {
+        get => _threadNamePrefix;
+        set => _threadNamePrefix = value ?? throw new ArgumentNullException(nameof(value), "A thread name prefix is required; use an empty string for names that are just the worker index.");
+    }
+
+    private string _threadNamePrefix = "Myriad worker";
 
     /// <summary>
     /// Capacity of each worker's run queue, a power of two. Default 256: the size Go's per-P run queue

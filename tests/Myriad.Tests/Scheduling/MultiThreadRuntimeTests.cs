@@ -24,6 +24,14 @@ public class MultiThreadRuntimeTests
     }
 
     [Fact]
+    public void Options_NullThreadNamePrefix_ThrowsArgumentNull()
+    {
+        var options = new RuntimeOptions();
+        Assert.Throws<ArgumentNullException>(() => options.ThreadNamePrefix = null!);
+        Assert.Equal("Myriad worker", options.ThreadNamePrefix);
+    }
+
+    [Fact]
     public void Workers_AreNamedAndCounted()
     {
         using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 3, ThreadNamePrefix = "unit" });
@@ -45,6 +53,33 @@ public class MultiThreadRuntimeTests
         using var ran = new ManualResetEventSlim();
         runtime.SpawnDetached(ran, static r => r.Set());
         Assert.True(ran.Wait(TimeSpan.FromSeconds(10)), "a detached spawn from a plain thread never ran");
+    }
+
+    [Fact]
+    public void SpawnDetached_StatelessBody_RunsOnAWorkerAndReportsItsFailure()
+    {
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2, ThreadNamePrefix = "detached" });
+        using var ran = new ManualResetEventSlim();
+        using var reported = new ManualResetEventSlim();
+        string? threadName = null;
+        Exception? unobserved = null;
+        runtime.UnobservedException += (_, e) =>
+        {
+            unobserved = e.Exception;
+            reported.Set();
+        };
+        runtime.SpawnDetached(async () =>
+        {
+            await Job.Delay(1);
+            threadName = Thread.CurrentThread.Name;
+            ran.Set();
+        });
+        runtime.SpawnDetached(static () => throw new InvalidTimeZoneException("detached failure"));
+        Assert.True(ran.Wait(TimeSpan.FromSeconds(10)), "the stateless detached job never ran");
+        Assert.StartsWith("detached ", threadName);
+        Assert.True(reported.Wait(TimeSpan.FromSeconds(10)), "the detached failure was not reported");
+        Assert.IsType<InvalidTimeZoneException>(unobserved);
+        Assert.Throws<ArgumentNullException>(() => runtime.SpawnDetached((Func<Job>)null!));
     }
 
     [Fact]
