@@ -1,6 +1,7 @@
 using System;
 using System.Diagnostics;
 using System.Diagnostics.CodeAnalysis;
+using System.Runtime.CompilerServices;
 using System.Runtime.ExceptionServices;
 using Myriad.Internal;
 
@@ -118,8 +119,10 @@ internal sealed class JobFailure
     }
 
     /// <summary>Step 3: throws the failure to the awaiter, recording it for the awaiter's own completion.</summary>
+    /// <remarks>Not inlined, so that the success path of the GetResult that calls it stays as small as before.</remarks>
     [DoesNotReturn]
     [StackTraceHidden]
+    [MethodImpl(MethodImplOptions.NoInlining)]
     internal void Rethrow()
     {
         Record();
