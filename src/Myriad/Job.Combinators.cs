@@ -2,7 +2,6 @@ using System;
 using System.Collections.Generic;
 using System.Linq;
 using System.Diagnostics;
-using System.Runtime.ExceptionServices;
 using System.Threading;
 using Myriad.Internal;
 using Myriad.Jobs;
@@ -72,6 +71,7 @@ public readonly partial struct Job
     private static async Job WhenAllCore(Job[] jobs)
     {
         List<Exception>? failures = null;
+        JobFailure? first = null;
         foreach (Job job in jobs)
         {
             try
@@ -80,13 +80,18 @@ public readonly partial struct Job
             }
             catch (Exception e)
             {
+                if (failures is null)
+                {
+                    first = JobFailure.TakeRethrown(e); // so that a deep failure keeps crossing levels in linear time
+                }
+
                 (failures ??= []).Add(e);
             }
         }
 
         if (failures is not null)
         {
-            ExceptionDispatchInfo.Throw(RecordFailures(failures));
+            JobFailure.Throw(RecordFailures(failures), first);
         }
     }
 
@@ -95,6 +100,7 @@ public readonly partial struct Job
         var results = new T[jobs.Length];
         bool[]? succeeded = null;
         List<Exception>? failures = null;
+        JobFailure? first = null;
         for (int i = 0; i < jobs.Length; i++)
         {
             try
@@ -107,6 +113,11 @@ public readonly partial struct Job
             }
             catch (Exception e)
             {
+                if (failures is null)
+                {
+                    first = JobFailure.TakeRethrown(e); // so that a deep failure keeps crossing levels in linear time
+                }
+
                 (failures ??= []).Add(e);
             }
         }
@@ -132,7 +143,7 @@ public readonly partial struct Job
             }
         }
 
-        ExceptionDispatchInfo.Throw(RecordFailures(failures));
+        JobFailure.Throw(RecordFailures(failures), first);
         return results; // unreachable
     }
 

@@ -69,6 +69,20 @@ internal static class MyriadDefaults
     /// </summary>
     internal static readonly int WatchdogStackSize = ReadInt("Myriad.WatchdogStackSize", 256 * 1024, 64 * 1024, 16 * 1024 * 1024);
 
+    /// <summary>
+    /// How many jobs a failure crosses with its stack trace growing by each one's frames; beyond that
+    /// the trace keeps the origin and these first levels, and every further level rethrows the same
+    /// captured state (see <see cref="Jobs.JobFailure"/>), so a failure crosses a recursion of any
+    /// depth in linear time. Each traced level adds about three frames (the awaiter's GetResult and
+    /// the awaiting method); the cost of every level beyond is one copy of the kept trace, so the
+    /// value trades trace length against that copy. 64 levels keep every level of any realistic
+    /// async call stack (and more than the 48 levels the trampoline nests inline); measured through a
+    /// 200,000-level recursion, 64 adds a fifth or less to the cost of the throws themselves
+    /// (0.8 s against 0.7 s with 0 levels; 256 levels: 1.1 s).
+    /// AppContext key: <c>Myriad.FailureTraceLevels</c> (0 keeps only the origin and the last rethrow).
+    /// </summary>
+    internal static readonly int FailureTraceLevels = ReadInt("Myriad.FailureTraceLevels", 64, 0, 1_000_000);
+
     /// <summary>Reads an integer AppContext setting, clamped to [<paramref name="min"/>, <paramref name="max"/>]; <paramref name="fallback"/> when unset or unparsable.</summary>
     internal static int ReadInt(string key, int fallback, int min, int max)
     {

@@ -36,6 +36,15 @@ internal sealed class PerThread
     /// <summary>A runtime this (plain) thread owes a worker wake-up; see the lazy-wake protocol.</summary>
     internal MultiThreadRuntime? PendingWake;
 
+    /// <summary>
+    /// The failure this thread last threw out of a job's cell to its awaiter, until the thread's next
+    /// failed completion takes it; see <see cref="Jobs.JobFailure"/>.
+    /// </summary>
+    internal Jobs.JobFailure? RethrownFailure;
+
+    /// <summary>The trampoline <see cref="Depth"/> at which <see cref="RethrownFailure"/> was thrown.</summary>
+    internal int RethrownAtDepth;
+
     /// <summary>A spare blocking waiter (see <see cref="Jobs.BlockingWaiter"/>), so that a blocking wait allocates nothing.</summary>
     internal Jobs.BlockingWaiter? CachedWaiter;
 

@@ -1,5 +1,4 @@
 using System;
-using System.Runtime.ExceptionServices;
 using System.Threading.Tasks.Sources;
 using Myriad.Internal;
 
@@ -46,10 +45,10 @@ public abstract class JobBox<T> : JobCell
     internal T GetResult(short token)
     {
         WaitForCompletion(token);
-        ExceptionDispatchInfo? error = _aux as ExceptionDispatchInfo;
+        JobFailure? error = _aux as JobFailure;
         T result = _result;
         Release();
-        error?.Throw();
+        error?.Rethrow();
         return result;
     }
 
@@ -100,9 +99,9 @@ internal abstract class SourceBox<T> : JobBox<T>, IValueTaskSource<T>, IValueTas
             return ValueTaskSourceStatus.Pending;
         }
 
-        ExceptionDispatchInfo? error = Error;
+        JobFailure? error = Error;
         return error is null ? ValueTaskSourceStatus.Succeeded
-            : error.SourceException is OperationCanceledException ? ValueTaskSourceStatus.Canceled
+            : error.Exception is OperationCanceledException ? ValueTaskSourceStatus.Canceled
             : ValueTaskSourceStatus.Faulted;
     }
 

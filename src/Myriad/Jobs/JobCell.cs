@@ -2,7 +2,6 @@ using System;
 using System.Diagnostics;
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
-using System.Runtime.ExceptionServices;
 using System.Threading;
 using Myriad.Internal;
 
@@ -63,8 +62,8 @@ public abstract class JobCell : WorkItem
     /// ExecutionContext of its suspension, cleared on resume, or, from an await on a Task until its
     /// next await on a job, an attached ForeignAwait that holds that context, and that stays with the
     /// box in its pool). At completion a failure replaces it with its
-    /// <see cref="ExceptionDispatchInfo"/>; a success leaves it as it is, so readers of the outcome
-    /// look only for an <see cref="ExceptionDispatchInfo"/>.
+    /// <see cref="JobFailure"/>; a success leaves it as it is, so readers of the outcome
+    /// look only for a <see cref="JobFailure"/>.
     /// </summary>
     private protected object? _aux;
     private short _version;
@@ -93,9 +92,9 @@ public abstract class JobCell : WorkItem
     }
 
     /// <summary>The failure, once completed; null while pending or after success.</summary>
-    private protected ExceptionDispatchInfo? Error => IsCompletedUnchecked ? _aux as ExceptionDispatchInfo : null;
+    private protected JobFailure? Error => IsCompletedUnchecked ? _aux as JobFailure : null;
 
-    internal Exception? ErrorUnchecked => Error?.SourceException;
+    internal Exception? ErrorUnchecked => Error?.Exception;
 
     /// <summary>Completes with an exception (cancellation is an <see cref="OperationCanceledException"/>).</summary>
     internal bool TrySetException(Exception exception)
@@ -114,7 +113,7 @@ public abstract class JobCell : WorkItem
             foreign.Return(PerThread.Current);
         }
 
-        _aux = ExceptionDispatchInfo.Capture(exception);
+        _aux = JobFailure.Capture(exception);
         SignalCompletion();
         return true;
     }
@@ -297,7 +296,7 @@ public abstract class JobCell : WorkItem
     /// <summary>As <see cref="ResetCell"/>, for a derived type that keeps what it parked in <c>_aux</c> (no error is there).</summary>
     private protected void ResetCellKeepingAux()
     {
-        Debug.Assert(_aux is not ExceptionDispatchInfo, "an error must not survive the reset");
+        Debug.Assert(_aux is not JobFailure, "an error must not survive the reset");
         _version++;
         Volatile.Write(ref _continuation, null);
     }
