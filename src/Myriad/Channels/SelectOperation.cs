@@ -195,6 +195,28 @@ internal sealed partial class SelectOperation : SourceBox<int>
         return true;
     }
 
+    /// <summary>
+    /// Step 5 for a counterpart on a channel (a hand-off): as <see cref="TryCommit"/>, except that a
+    /// select whose job's runtime can no longer run it (<see cref="JobCell.ConsumerCannotRun"/>) is
+    /// committed to no case and completed canceled, and the counterpart skips it like a stale case.
+    /// </summary>
+    internal bool TryCommitForHandOff(int index)
+    {
+        if (!TryCommit(index))
+        {
+            return false;
+        }
+
+        if (ConsumerCannotRun())
+        {
+            _winner = -1;
+            CancelConsumerLater();
+            return false;
+        }
+
+        return true;
+    }
+
     /// <summary>Completes the cell for a channel case that won (never under a lock).</summary>
     internal void Resolve(SelectCase winner)
     {

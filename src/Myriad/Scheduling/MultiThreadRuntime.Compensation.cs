@@ -72,6 +72,7 @@ public sealed partial class MultiThreadRuntime
     /// </summary>
     private void FinishDisposal()
     {
+        RuntimeRegistry.RefuseResumes(this); // hand-offs skip this runtime's waiting jobs from now on
         AbandonLeftovers();
         if (Interlocked.Exchange(ref _disposalFinished, 1) == 0)
         {
