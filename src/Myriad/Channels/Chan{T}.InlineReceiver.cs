@@ -111,4 +111,13 @@ public sealed partial class Chan<T>
     void IWaiter<T>.Complete(T item) => TrySetResult(item);
 
     void IWaiter<T>.CompleteClosed(Exception? error) => TrySetException(error ?? ChanErrors.ForReceive());
+
+    /// <summary>The inline receiver's item was handed to a job that was abandoned: it goes back.</summary>
+    internal override void GiveBackUnconsumed()
+    {
+        if (ErrorUnchecked is null)
+        {
+            GiveBack(GetResult(Version)); // consuming frees the inline receiver for the next receive
+        }
+    }
 }

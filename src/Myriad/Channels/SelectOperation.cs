@@ -217,6 +217,28 @@ internal sealed partial class SelectOperation : SourceBox<int>
         return true;
     }
 
+    /// <summary>
+    /// The select's job was abandoned after a counterpart resolved it: a received item goes back to
+    /// its channel. The handler does not run and the operation is not recycled (nobody consumes it).
+    /// </summary>
+    internal override void GiveBackUnconsumed()
+    {
+        if (ErrorUnchecked is not null)
+        {
+            return;
+        }
+
+        int winner = _winner;
+        for (int i = 0; i < _caseCount; i++)
+        {
+            if (_slots[i].Case is { } c && c.Index == winner)
+            {
+                c.GiveBackItem();
+                return;
+            }
+        }
+    }
+
     /// <summary>Completes the cell for a channel case that won (never under a lock).</summary>
     internal void Resolve(SelectCase winner)
     {

@@ -94,6 +94,9 @@ internal abstract class QueuedWaiter<TItem, TResult> : SourceBox<TResult>, IWait
     /// <inheritdoc/>
     public abstract TItem Item { get; }
 
+    /// <summary>The host this waiter waits in (either kind); null only for a pooled waiter in its pool.</summary>
+    private protected object? Host => _owner is WaiterCancelState cancel ? cancel.Host : _owner;
+
     /// <summary>The handle the waiting caller awaits.</summary>
     internal Job<TResult> Job => new(this, Version);
 

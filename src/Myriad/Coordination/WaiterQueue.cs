@@ -97,6 +97,13 @@ internal struct WaiterQueue<T>
         head.Prev = waiter;
     }
 
+    /// <summary>Queues <paramref name="waiter"/> ahead of every other (an item given back was the oldest).</summary>
+    internal void EnqueueFront(IWaiter<T> waiter)
+    {
+        Enqueue(waiter);
+        _head = waiter; // the circle is unchanged: the new tail becomes the head
+    }
+
     /// <summary>Unlinks <paramref name="waiter"/>; false if it was not queued.</summary>
     internal bool Remove(IWaiter<T> waiter)
     {

@@ -210,6 +210,17 @@ public abstract class JobCell : WorkItem
             this,
             preferLocal: false);
 
+    /// <summary>
+    /// Closes the window <see cref="ConsumerCannotRun"/> leaves: this completed cell handed something
+    /// (an item, a lock, a permit) to a job that was then abandoned instead of resumed, so its outcome
+    /// will never be consumed. A hand-off cell gives it back to its host (the next waiter gets it, or
+    /// the host keeps it); the default has nothing to give back. Called once, by the abandoned job,
+    /// with no lock held.
+    /// </summary>
+    internal virtual void GiveBackUnconsumed()
+    {
+    }
+
     /// <summary>Registers the one continuation (a <see cref="WorkItem"/> or an <see cref="Action"/>).</summary>
     internal void OnCompleted(object continuation, short token)
     {

@@ -199,4 +199,69 @@ public sealed class HandOffAfterDisposalTests
         ch.Close();
         AssertCanceled(job, ref ran);
     }
+
+    // A hand-off that wins the race against the disposal: claimed while the runtime still took
+    // resumes, its job's resume queued and then abandoned by the disposal. A current-thread runtime
+    // that nobody drives holds the queued resume until Dispose abandons it, so the window is
+    // reproduced exactly: the item must come back to the channel.
+
+    [Theory]
+    [InlineData(0, false)]
+    [InlineData(0, true)]
+    [InlineData(4, false)]
+    public void Dispose_ResumeOfReceiverQueuedWithItem_GivesTheItemBack(int capacity, bool receiveOk)
+    {
+        Chan<int> ch = capacity == 0 ? Chan.Unbuffered<int>() : Chan.Bounded<int>(capacity);
+        int ran = 0;
+        var rt = new CurrentThreadRuntime();
+        Job job = receiveOk
+            ? rt.Spawn(ch, async c => { await c.ReceiveOkAsync(); Interlocked.Increment(ref ran); })
+            : rt.Spawn(ch, async c => { await c.ReceiveAsync(); Interlocked.Increment(ref ran); });
+        rt.RunUntilIdle();
+
+        Assert.True(ch.TrySend(11)); // handed over; the job's resume waits in the undriven queue
+        Assert.False(job.IsCompleted);
+        rt.Dispose();
+
+        Assert.Throws<OperationCanceledException>(() => job.GetAwaiter().GetResult());
+        Assert.Equal(0, ran);
+        Assert.True(ch.TryReceive(out int item), "the item handed to the abandoned job was lost");
+        Assert.Equal(11, item);
+        Assert.False(ch.TryReceive(out _)); // and not duplicated
+    }
+
+    [Fact]
+    public void Dispose_ResumeOfSelectQueuedWithItem_GivesTheItemBack()
+    {
+        var ch = Chan.Unbuffered<int>();
+        int ran = 0;
+        var rt = new CurrentThreadRuntime();
+        Job job = rt.Spawn(ch, async c => { await Select.Receive(c, _ => Interlocked.Increment(ref ran)).AsJob(); Interlocked.Increment(ref ran); });
+        rt.RunUntilIdle();
+
+        Assert.True(ch.TrySend(12));
+        rt.Dispose();
+
+        Assert.Throws<OperationCanceledException>(() => job.GetAwaiter().GetResult());
+        Assert.Equal(0, ran); // neither the handler nor the rest of the job ran
+        Assert.True(ch.TryReceive(out int item));
+        Assert.Equal(12, item);
+    }
+
+    [Fact]
+    public void Dispose_ResumeOfReceiverQueuedWithItem_ItemGoesToTheNextReceiver()
+    {
+        var ch = Chan.Unbuffered<int>();
+        var rt = new CurrentThreadRuntime();
+        Job job = rt.Spawn(ch, async c => { await c.ReceiveAsync(); });
+        rt.RunUntilIdle();
+        Assert.True(ch.TrySend(13));
+        Task<int> live = ch.ReceiveAsync().AsTask(); // waits after the hand-off
+
+        rt.Dispose();
+
+        Assert.True(live.Wait(Limit));
+        Assert.Equal(13, live.Result);
+        Assert.Throws<OperationCanceledException>(() => job.GetAwaiter().GetResult());
+    }
 }

@@ -97,4 +97,44 @@ public sealed class HandOffAfterDisposalTests
         group.Done();
         ChanHandOff.AssertCanceled(job, ref ran);
     }
+
+    // The hand-off wins the race against the disposal (see the channel tests of the same name): the
+    // lock or permit must come back when the disposal abandons the job's queued resume.
+
+    [Fact]
+    public void Dispose_ResumeOfMutexWaiterQueuedWithLock_ReleasesTheLock()
+    {
+        var mutex = new JobMutex();
+        Assert.True(mutex.TryLock(out JobMutex.Releaser held));
+        int ran = 0;
+        var rt = new CurrentThreadRuntime();
+        Job job = rt.Spawn(mutex, async m => { using (await m.LockAsync()) { Interlocked.Increment(ref ran); } });
+        rt.RunUntilIdle();
+
+        held.Dispose(); // handed to the job; its resume waits in the undriven queue
+        Assert.True(mutex.IsLocked);
+        rt.Dispose();
+
+        Assert.Throws<OperationCanceledException>(() => job.GetAwaiter().GetResult());
+        Assert.Equal(0, ran);
+        Assert.False(mutex.IsLocked, "the lock handed to the abandoned job stayed held");
+    }
+
+    [Fact]
+    public void Dispose_ResumeOfSemaphoreWaiterQueuedWithPermit_ReturnsThePermit()
+    {
+        var semaphore = new JobSemaphore(0);
+        int ran = 0;
+        var rt = new CurrentThreadRuntime();
+        Job job = rt.Spawn(semaphore, async s => { using (await s.AcquireAsync()) { Interlocked.Increment(ref ran); } });
+        rt.RunUntilIdle();
+
+        semaphore.Release();
+        Assert.Equal(0, semaphore.CurrentCount);
+        rt.Dispose();
+
+        Assert.Throws<OperationCanceledException>(() => job.GetAwaiter().GetResult());
+        Assert.Equal(0, ran);
+        Assert.Equal(1, semaphore.CurrentCount);
+    }
 }
