@@ -193,8 +193,8 @@ public abstract class JobCell : WorkItem
     /// (a hand-off from another thread, racing the exit of the runtime's last worker) abandons a job
     /// that holds what it was handed; the job then gives it back (<see cref="GiveBackUnconsumed"/>).
     /// Not covered: a job that awaits the waiter through a Task or a combinator (the claim sees no
-    /// job, and the abandoned job's awaited cell is not the waiter). A stress test still finds rare
-    /// losses (HandOffAfterDisposalStressTests, skipped): some interleaving is not covered yet.</para>
+    /// job, and the abandoned job's awaited cell is not the waiter). The disposal completes only after
+    /// such give-backs (<c>MultiThreadRuntime.FinishDisposal</c>).</para>
     /// </remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal bool ConsumerCannotRun() =>
