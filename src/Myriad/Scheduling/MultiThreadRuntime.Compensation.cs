@@ -36,8 +36,9 @@ public sealed partial class MultiThreadRuntime
     ///    once no worker is stuck any more (see <see cref="SpareWorker"/>, step 4).
     /// 3. On leaving it decrements <c>_liveSpares</c> (full fence) and then reads the exited-worker
     ///    count; the last worker to leave increments that count (full fence) and then reads
-    ///    <c>_liveSpares</c>. Whichever of them sees the other gone finishes the disposal; both may,
-    ///    so <see cref="FinishDisposal"/> runs its body once.</para>
+    ///    <c>_liveSpares</c>. Whichever of them sees the other gone finishes the disposal; both may
+    ///    (and so may the disposing thread), so <see cref="FinishDisposal"/> completes it once, after
+    ///    the last of them finished abandoning.</para>
     /// </remarks>
     private void TryStartSpare()
     {
