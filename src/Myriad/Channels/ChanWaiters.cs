@@ -20,6 +20,15 @@ internal sealed class ReceiveWaiter<T> : QueuedWaiter<T, T>
 
     public override void CompleteClosed(Exception? error) =>
         TrySetException(error ?? ChanErrors.ForReceive());
+
+    /// <summary>An item handed to a job that was abandoned goes back to the channel.</summary>
+    internal override void GiveBackUnconsumed()
+    {
+        if (ErrorUnchecked is null && Host is Chan<T> channel)
+        {
+            channel.GiveBack(GetResult(Version));
+        }
+    }
 }
 
 /// <summary>A suspended <see cref="Chan{T}.ReceiveOkAsync"/>: completes with <c>(item, true)</c>, or <c>(default, false)</c> on a clean close.</summary>
@@ -34,6 +43,15 @@ internal sealed class ReceiveOkWaiter<T> : QueuedWaiter<T, ReceiveResult<T>>
     internal override string Describe() => $"Chan<{typeof(T).Name}>.ReceiveOkAsync";
 
     public override void Complete(T item) => TrySetResult(new ReceiveResult<T>(item));
+
+    /// <summary>An item handed to a job that was abandoned goes back to the channel.</summary>
+    internal override void GiveBackUnconsumed()
+    {
+        if (ErrorUnchecked is null && Host is Chan<T> channel && GetResult(Version) is { Ok: true } result)
+        {
+            channel.GiveBack(result.Value);
+        }
+    }
 
     public override void CompleteClosed(Exception? error)
     {

@@ -20,7 +20,9 @@ namespace Myriad.Channels;
 // block, has no cancelable token, and finds _receivers empty (so it is the oldest waiting
 // receiver: invariant 5 of Chan<T>).
 // Busy: a send (or Close) claimed it; the completion follows after the
-// lock, then the receiver consumes the outcome.
+// lock, then the receiver consumes the outcome. Also the end state of a receive whose job's
+// runtime can no longer run it: the claimer cancels it instead of handing it an item, and
+// nobody consumes that outcome.
 //
 // Protocol.
 // 1. The receive, under the lock, moves Free to Waiting and hands out a job with the cell's version.
@@ -65,6 +67,15 @@ public sealed partial class Chan<T>
         }
 
         _inline = InlineBusy;
+        if (ConsumerCannotRun())
+        {
+            // Its job's runtime will never run it: canceled, as a queued receive's waiter would be
+            // (see JobCell.ConsumerCannotRun). Nobody consumes the outcome, so the cell stays Busy and
+            // later receives queue pooled waiters, which is always correct.
+            CancelConsumerLater();
+            return false;
+        }
+
         return true;
     }
 
@@ -100,4 +111,13 @@ public sealed partial class Chan<T>
     void IWaiter<T>.Complete(T item) => TrySetResult(item);
 
     void IWaiter<T>.CompleteClosed(Exception? error) => TrySetException(error ?? ChanErrors.ForReceive());
+
+    /// <summary>The inline receiver's item was handed to a job that was abandoned: it goes back.</summary>
+    internal override void GiveBackUnconsumed()
+    {
+        if (ErrorUnchecked is null)
+        {
+            GiveBack(GetResult(Version)); // consuming frees the inline receiver for the next receive
+        }
+    }
 }

@@ -45,6 +45,20 @@ internal sealed class ItemRing<T>
         _count++;
     }
 
+    /// <summary>Prepends (an item given back: it was the oldest); the caller has checked <see cref="HasRoom"/>.</summary>
+    internal void EnqueueFront(T item)
+    {
+        T[]? items = _items;
+        if (items is null || _count == items.Length)
+        {
+            items = Grow(Capacity);
+        }
+
+        _head = (_head - 1) & (items.Length - 1);
+        items[_head] = item;
+        _count++;
+    }
+
     /// <summary>Removes the oldest item; the ring must not be empty.</summary>
     internal T Dequeue()
     {

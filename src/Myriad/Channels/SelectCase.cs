@@ -45,6 +45,11 @@ internal abstract class SelectCase
     /// <summary>The exception the select throws if this case won, or null (then the handler runs).</summary>
     internal abstract Exception? Failure { get; }
 
+    /// <summary>For the winning case of a select whose job was abandoned: gives back what it received (see <c>JobCell.GiveBackUnconsumed</c>).</summary>
+    internal virtual void GiveBackItem()
+    {
+    }
+
     /// <summary>Clears every field of this use (the case then waits as a spare, or in its pool).</summary>
     internal abstract void Clear();
 

@@ -41,7 +41,9 @@ internal abstract class SelectCase<T> : SelectCase, IWaiter<T>
     internal override object Channel => _channel;
 
     /// <summary>Claiming a case is committing its select (step 5 of the commit protocol).</summary>
-    public bool TryClaim() => Op.TryCommit(Index);
+    /// <remarks>A select whose job's runtime can no longer run it commits to nothing and ends
+    /// canceled instead (see <see cref="SelectOperation.TryCommitForHandOff"/>).</remarks>
+    public bool TryClaim() => Op.TryCommitForHandOff(Index);
 
     public abstract void Complete(T item);
 

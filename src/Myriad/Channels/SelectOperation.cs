@@ -195,6 +195,50 @@ internal sealed partial class SelectOperation : SourceBox<int>
         return true;
     }
 
+    /// <summary>
+    /// Step 5 for a counterpart on a channel (a hand-off): as <see cref="TryCommit"/>, except that a
+    /// select whose job's runtime can no longer run it (<see cref="JobCell.ConsumerCannotRun"/>) is
+    /// committed to no case and completed canceled, and the counterpart skips it like a stale case.
+    /// </summary>
+    internal bool TryCommitForHandOff(int index)
+    {
+        if (!TryCommit(index))
+        {
+            return false;
+        }
+
+        if (ConsumerCannotRun())
+        {
+            _winner = -1;
+            CancelConsumerLater();
+            return false;
+        }
+
+        return true;
+    }
+
+    /// <summary>
+    /// The select's job was abandoned after a counterpart resolved it: a received item goes back to
+    /// its channel. The handler does not run and the operation is not recycled (nobody consumes it).
+    /// </summary>
+    internal override void GiveBackUnconsumed()
+    {
+        if (ErrorUnchecked is not null)
+        {
+            return;
+        }
+
+        int winner = _winner;
+        for (int i = 0; i < _caseCount; i++)
+        {
+            if (_slots[i].Case is { } c && c.Index == winner)
+            {
+                c.GiveBackItem();
+                return;
+            }
+        }
+    }
+
     /// <summary>Completes the cell for a channel case that won (never under a lock).</summary>
     internal void Resolve(SelectCase winner)
     {

@@ -42,6 +42,14 @@ internal sealed class SelectReceiveCase<T, TState> : SelectCase<T>
         Op.Resolve(this);
     }
 
+    internal override void GiveBackItem()
+    {
+        if (!_closed)
+        {
+            _channel.GiveBack(_value);
+        }
+    }
+
     internal override bool TryPerformLocked() => Fired(_channel.TryReceiveLocked(out _value, out _partner));
 
     internal override void FinishPerform()

@@ -94,11 +94,31 @@ internal abstract class QueuedWaiter<TItem, TResult> : SourceBox<TResult>, IWait
     /// <inheritdoc/>
     public abstract TItem Item { get; }
 
+    /// <summary>The host this waiter waits in (either kind); null only for a pooled waiter in its pool.</summary>
+    private protected object? Host => _owner is WaiterCancelState cancel ? cancel.Host : _owner;
+
     /// <summary>The handle the waiting caller awaits.</summary>
     internal Job<TResult> Job => new(this, Version);
 
     /// <inheritdoc/>
-    public bool TryClaim() => _owner is not WaiterCancelState cancel || cancel.TryClaim();
+    /// <remarks>A waiter whose job's runtime can no longer run it is claimed and canceled here, and
+    /// reported as not claimable, so the host skips it like a canceled one (see
+    /// <see cref="JobCell.ConsumerCannotRun"/>).</remarks>
+    public bool TryClaim()
+    {
+        if (_owner is WaiterCancelState cancel && !cancel.TryClaim())
+        {
+            return false;
+        }
+
+        if (ConsumerCannotRun())
+        {
+            CancelConsumerLater();
+            return false;
+        }
+
+        return true;
+    }
 
     /// <inheritdoc/>
     public abstract void Complete(TItem item);

@@ -34,5 +34,18 @@ internal sealed class SignalWaiter<TResult> : QueuedWaiter<VoidResult, TResult>
 
     private protected override void ResetForPool() => Value = default!;
 
+    /// <summary>A lock or a permit handed to a job that was abandoned goes back: the releaser is disposed.</summary>
+    internal override void GiveBackUnconsumed()
+    {
+        if (ErrorUnchecked is not null)
+        {
+            return; // canceled or shut down: nothing was handed over
+        }
+
+        TResult value = Value;
+        _ = GetResult(Version); // consumed on the abandoned job's behalf (the waiter is recycled)
+        (value as IDisposable)?.Dispose(); // JobMutex.Releaser, JobSemaphore.Releaser; a wait-group wait has nothing
+    }
+
     private protected override void ReturnToPool() => BoxPool<SignalWaiter<TResult>>.Shared.Return(this);
 }

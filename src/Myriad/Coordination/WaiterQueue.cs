@@ -15,6 +15,12 @@ namespace Myriad.Coordination;
 /// finish it first calls <see cref="TryClaim"/>; only the winner may call <see cref="Complete"/> or
 /// <see cref="CompleteClosed"/>, and only after releasing every lock it holds, because completing runs
 /// the waiter's continuation, possibly inline.</para>
+/// <para><b>Waiters that can no longer run.</b> A waiter whose job belongs to a runtime that will never
+/// run it again (disposed) must not take an item or a lock: the job would only be woken to end
+/// canceled, and what it was handed would be lost with it. <see cref="TryClaim"/> takes care of that
+/// in one place for every host: it claims such a waiter, completes it canceled (on the thread pool,
+/// since the caller holds the host's lock) and returns false, so the host moves on to the next waiter
+/// or keeps the item, exactly as for a canceled waiter (see <c>JobCell.ConsumerCannotRun</c>).</para>
 /// <para><b>Links</b> belong to the host and are read and written only under the host's lock.
 /// <see cref="Next"/> is null exactly when the waiter is in no queue.</para>
 /// </remarks>
@@ -32,7 +38,7 @@ internal interface IWaiter<T>
     /// <summary>What a waiting sender offers; read by the claimer after a successful claim.</summary>
     T Item { get; }
 
-    /// <summary>Takes the exclusive right to complete this waiter; false if somebody else has it.</summary>
+    /// <summary>Takes the exclusive right to complete this waiter; false if somebody else has it, or if its job can no longer run (it is then canceled).</summary>
     bool TryClaim();
 
     /// <summary>Finishes a claimed waiter successfully: a receiver gets <paramref name="item"/>, a sender learns its item was taken. Never under a lock.</summary>
@@ -91,6 +97,13 @@ internal struct WaiterQueue<T>
         head.Prev = waiter;
     }
 
+    /// <summary>Queues <paramref name="waiter"/> ahead of every other (an item given back was the oldest).</summary>
+    internal void EnqueueFront(IWaiter<T> waiter)
+    {
+        Enqueue(waiter);
+        _head = waiter; // the circle is unchanged: the new tail becomes the head
+    }
+
     /// <summary>Unlinks <paramref name="waiter"/>; false if it was not queued.</summary>
     internal bool Remove(IWaiter<T> waiter)
     {
@@ -124,7 +137,8 @@ internal struct WaiterQueue<T>
     /// <summary>
     /// Removes waiters from the front until one can be claimed, and returns it (or null when none
     /// is left). Waiters that fail the claim were finished elsewhere (canceled, or a select that
-    /// committed on another case): they are dropped, as Go drops stale select sudogs.
+    /// committed on another case) or belong to a job that can no longer run (the claim canceled it):
+    /// they are dropped, as Go drops stale select sudogs.
     /// </summary>
     internal IWaiter<T>? DequeueClaimable()
     {

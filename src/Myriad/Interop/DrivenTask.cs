@@ -27,13 +27,19 @@ namespace Myriad.Interop;
 ///    drives the runtime until the job completed, retrying while another thread drives; step 2 then
 ///    ran the task on this very thread. On the thread that already drives the runtime, in an outer
 ///    frame, the job can never complete while it blocks: that throws.</para>
+/// <para><b>Cancellation.</b> A delegate task whose delegate throws <see cref="OperationCanceledException"/>
+/// ends <see cref="TaskStatus.Faulted"/> unless the exception carries the task's own token, already
+/// canceled. So the task gets a token of its own, and a job that ended canceled cancels that token
+/// and rethrows with it: the task ends <see cref="TaskStatus.Canceled"/>, as a <c>Task</c> over any
+/// other canceled job does. The token is canceled only inside the delegate, once the task runs, so
+/// it never keeps the task from running.</para>
 /// </remarks>
 internal static class DrivenTask
 {
     internal static Task<T> Create<T>(Job<T> job, SingleThreadRuntime runtime)
     {
         var scheduler = new Scheduler<T>(runtime, job);
-        var task = new Task<T>(static s => ((Scheduler<T>)s!).TakeResult(), scheduler, CancellationToken.None, TaskCreationOptions.RunContinuationsAsynchronously | TaskCreationOptions.DenyChildAttach);
+        var task = new Task<T>(static s => ((Scheduler<T>)s!).TakeResult(), scheduler, scheduler.Canceled.Token, TaskCreationOptions.RunContinuationsAsynchronously | TaskCreationOptions.DenyChildAttach);
         task.Start(scheduler);
         return task;
     }
@@ -44,7 +50,21 @@ internal static class DrivenTask
 
         public override int MaximumConcurrencyLevel => 1;
 
-        internal T TakeResult() => job.Wait(); // complete by now (step 2): no wait, consumes the job
+        /// <summary>The task's own token, canceled when the job ended canceled (see Cancellation above).</summary>
+        internal CancellationTokenSource Canceled { get; } = new();
+
+        internal T TakeResult()
+        {
+            try
+            {
+                return job.Wait(); // complete by now (step 2): no wait, consumes the job
+            }
+            catch (OperationCanceledException exception)
+            {
+                Canceled.Cancel();
+                throw new OperationCanceledException(exception.Message, exception, Canceled.Token);
+            }
+        }
 
         protected override void QueueTask(Task task)
         {

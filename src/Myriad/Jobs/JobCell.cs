@@ -173,6 +173,56 @@ public abstract class JobCell : WorkItem
         return error;
     }
 
+    /// <summary>
+    /// The claim-time check of every hand-off (a channel item, a select case, a lock or a permit given
+    /// to a waiter): true when the job registered to resume on this waiting cell belongs to a runtime
+    /// that will never run it again (<see cref="Scheduling.RuntimeRegistry.RefusesResumes"/>).
+    /// </summary>
+    /// <remarks>
+    /// <para>Such a job would only be woken to end canceled (see <c>StateMachineBox.Redirect</c>), and
+    /// what it was handed would go with it: the item would be gone, the lock held forever. So the
+    /// claimer treats the waiter as canceled instead: it completes it canceled
+    /// (<see cref="CancelConsumerLater"/>) and hands the item or lock to the next waiter, or keeps it.</para>
+    /// <para>Cost on the hand-off path: the continuation (a field the completion reads next anyway), a
+    /// type test, the job's runtime id and one byte of the registry. A continuation that is not a job
+    /// (a plain thread's await, a <c>Task</c>) and a waiter whose job has not registered yet (it is
+    /// still running, on its runtime's thread, towards its suspension) count as able to run.</para>
+    /// <para>Window: the check is not atomic with the resume. A runtime whose disposal reaches the
+    /// point of refusing resumes between the claim and the moment the woken job is queued back to it
+    /// (a hand-off from another thread, racing the exit of the runtime's last worker) abandons a job
+    /// that holds what it was handed; the job then gives it back (<see cref="GiveBackUnconsumed"/>).
+    /// Not covered: a job that awaits the waiter through a Task or a combinator (the claim sees no
+    /// job, and the abandoned job's awaited cell is not the waiter). The disposal completes only after
+    /// such give-backs (<c>MultiThreadRuntime.FinishDisposal</c>).</para>
+    /// </remarks>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal bool ConsumerCannotRun() =>
+        Volatile.Read(ref _continuation) is JobCell job && Scheduling.RuntimeRegistry.RefusesResumes(job._ownerRuntime);
+
+    /// <summary>
+    /// For a waiter that <see cref="ConsumerCannotRun"/> made its claimer skip: completes it with
+    /// <see cref="OperationCanceledException"/> on the thread pool (the claimer holds its host's lock,
+    /// and a completion runs continuations). Its job then ends canceled as every job woken after its
+    /// runtime's disposal does, so its awaiter is not stranded. The claimer must hold the claim.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    internal void CancelConsumerLater() =>
+        ThreadPool.UnsafeQueueUserWorkItem(
+            static cell => cell.TrySetException(new OperationCanceledException("The job's runtime was disposed before the job could resume; what was handed to it went to the next waiter instead.")),
+            this,
+            preferLocal: false);
+
+    /// <summary>
+    /// Closes the window <see cref="ConsumerCannotRun"/> leaves: this completed cell handed something
+    /// (an item, a lock, a permit) to a job that was then abandoned instead of resumed, so its outcome
+    /// will never be consumed. A hand-off cell gives it back to its host (the next waiter gets it, or
+    /// the host keeps it); the default has nothing to give back. Called once, by the abandoned job,
+    /// with no lock held.
+    /// </summary>
+    internal virtual void GiveBackUnconsumed()
+    {
+    }
+
     /// <summary>Registers the one continuation (a <see cref="WorkItem"/> or an <see cref="Action"/>).</summary>
     internal void OnCompleted(object continuation, short token)
     {

@@ -165,8 +165,19 @@ internal sealed class StateMachineBox<[DynamicallyAccessedMembers(DynamicallyAcc
     /// awaiter is not stranded. Its remaining code, finally blocks included, does not run (a job never
     /// runs off its runtime, and there is no runtime left).
     /// </summary>
-    internal override void Abandon() =>
+    /// <remarks>What woke it may have been a hand-off that raced the disposal (claimed while the
+    /// runtime still ran resumes, see <see cref="JobCell.ConsumerCannotRun"/>): the cell it awaited is
+    /// then complete and unconsumed, and gives back what it carries (the item, the lock) before the job
+    /// ends. Found through the state machine's awaiter field: this path runs only after a disposal.</remarks>
+    internal override void Abandon()
+    {
+        if (!IsCompletedUnchecked && AwaitedCell() is { IsCompletedUnchecked: true } awaited)
+        {
+            awaited.GiveBackUnconsumed();
+        }
+
         TrySetException(new OperationCanceledException("The job's runtime was disposed before the job could resume; the rest of the job did not run."));
+    }
 
     /// <summary>The runtime the job belongs to (a blocking wait on a single-threaded one's job drives it); null for a job of none.</summary>
     internal override JobRuntime? OwnerRuntime => RuntimeRegistry.Find(_ownerRuntime);

@@ -36,8 +36,9 @@ public sealed partial class MultiThreadRuntime
     ///    once no worker is stuck any more (see <see cref="SpareWorker"/>, step 4).
     /// 3. On leaving it decrements <c>_liveSpares</c> (full fence) and then reads the exited-worker
     ///    count; the last worker to leave increments that count (full fence) and then reads
-    ///    <c>_liveSpares</c>. Whichever of them sees the other gone finishes the disposal; both may,
-    ///    so <see cref="FinishDisposal"/> runs its body once.</para>
+    ///    <c>_liveSpares</c>. Whichever of them sees the other gone finishes the disposal; both may
+    ///    (and so may the disposing thread), so <see cref="FinishDisposal"/> completes it once, after
+    ///    the last of them finished abandoning.</para>
     /// </remarks>
     private void TryStartSpare()
     {
@@ -66,17 +67,54 @@ public sealed partial class MultiThreadRuntime
         }
     }
 
+    /// <summary>Threads inside <see cref="FinishDisposal"/> now (the last worker or spare, the disposing thread).</summary>
+    private int _finishing;
+
     /// <summary>
     /// The drain is over (every worker and spare left): abandon what still arrived, stop the watchdog
-    /// and complete the disposal. Runs its body once, whoever gets here first.
+    /// and complete the disposal. Its completing part runs once.
     /// </summary>
+    /// <remarks>
+    /// <para>Several threads may get here at once: a spare that leaves last (step 3 of the spare
+    /// protocol) and the disposing thread, which sees the spare count reach zero at that spare's
+    /// decrement. Both then take leftovers from the same queues, and abandoning one can give back
+    /// what a hand-off put in it (an item, a lock: <c>StateMachineBox.Abandon</c>). The disposal
+    /// completes only once every one of them has finished abandoning, so that when <c>Dispose</c>
+    /// or <c>DisposeAsync</c> returns, such an item is back in its channel and such a lock is free.
+    /// Completing at the first exchange instead let the disposal end while a leaving spare was still
+    /// giving back what it had taken from the queue.</para>
+    /// <para><b>Protocol.</b>
+    /// 1. Enter: increment <c>_finishing</c> (full fence).
+    /// 2. Refuse resumes, then abandon every leftover on this thread.
+    /// 3. Leave: decrement <c>_finishing</c>; whoever brings it to zero completes the disposal, once
+    ///    (<c>_disposalFinished</c>). A thread still inside keeps the count above zero, so the one
+    ///    that leaves last completes it, after its own abandonments. A thread that enters after the
+    ///    completion finds only work that arrived after it, and the count brings it to zero again.</para>
+    /// </remarks>
     private void FinishDisposal()
     {
+        Interlocked.Increment(ref _finishing);
+        RuntimeRegistry.RefuseResumes(this); // hand-offs skip this runtime's waiting jobs from now on
         AbandonLeftovers();
-        if (Interlocked.Exchange(ref _disposalFinished, 1) == 0)
+        if (Interlocked.Decrement(ref _finishing) == 0 && Interlocked.Exchange(ref _disposalFinished, 1) == 0)
         {
             _watchdogParker.Unpark();
             CompleteDisposal();
+        }
+    }
+
+    /// <summary>
+    /// For the disposing thread, after its own <see cref="FinishDisposal"/>: waits until the disposal
+    /// completed, that is until a spare that finishes the disposal beside it is done abandoning.
+    /// Short: a spare abandons without running user code (a job ends canceled; a continuation that is
+    /// not a job's goes to the thread pool, since the spare's thread has a scheduler context).
+    /// </summary>
+    private void WaitForDisposalFinished()
+    {
+        SpinWait spin = default;
+        while (Volatile.Read(ref _disposalFinished) == 0)
+        {
+            spin.SpinOnce();
         }
     }
 }

@@ -258,5 +258,6 @@ public sealed partial class MultiThreadRuntime : JobRuntime
         }
 
         FinishDisposal(); // the last worker or spare did too; this catches what came after it
+        WaitForDisposalFinished(); // a leaving spare may still be giving back what it abandoned
     }
 }

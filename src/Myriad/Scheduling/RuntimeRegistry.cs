@@ -22,6 +22,10 @@ namespace Myriad.Scheduling;
 /// <para><b>Protocol.</b> Registration and release run under a lock; lookups read the slot array
 /// without one. A slot is written (release store) before the id is handed out and cleared only when
 /// the runtime's disposal completes, so a reader that holds an id of a live runtime always finds it.</para>
+/// <para><b>Refusing resumes.</b> A second, per-id flag says that the runtime of that id will never
+/// run a resumed job again (see <see cref="RefusesResumes"/>): a hand-off (a channel item, a lock) is
+/// then not given to a job waiting there. A single-threaded runtime raises it when its disposal
+/// starts, every runtime at the latest when the disposal completes; registering the id anew lowers it.</para>
 /// </remarks>
 internal static class RuntimeRegistry
 {
@@ -33,6 +37,9 @@ internal static class RuntimeRegistry
 
     private static readonly Lock s_lock = new();
     private static readonly JobRuntime?[] s_slots = new JobRuntime?[MaxId + 1];
+
+    /// <summary>Per id: true once that runtime runs no resumed job any more (see <see cref="RefusesResumes"/>).</summary>
+    private static readonly bool[] s_refusing = new bool[MaxId + 1];
     private static readonly Queue<short> s_released = new();
     private static int s_fresh;
 
@@ -50,6 +57,7 @@ internal static class RuntimeRegistry
                 throw new InvalidOperationException($"More than {MaxId} Myriad runtimes are alive at once; dispose runtimes that are no longer used.");
             }
 
+            Volatile.Write(ref s_refusing[id], false);
             Volatile.Write(ref s_slots[id], runtime);
             return id;
         }
@@ -62,11 +70,35 @@ internal static class RuntimeRegistry
             short id = runtime.Id;
             if (ReferenceEquals(s_slots[id], runtime))
             {
+                Volatile.Write(ref s_refusing[id], true);
                 Volatile.Write(ref s_slots[id], null);
                 s_released.Enqueue(id);
             }
         }
     }
+
+    /// <summary>
+    /// Marks <paramref name="runtime"/> as running no resumed job from now on, before its disposal
+    /// completes (a single-threaded runtime, whose queue abandons every resume once disposed).
+    /// </summary>
+    internal static void RefuseResumes(JobRuntime runtime)
+    {
+        lock (s_lock)
+        {
+            if (ReferenceEquals(s_slots[runtime.Id], runtime))
+            {
+                Volatile.Write(ref s_refusing[runtime.Id], true);
+            }
+        }
+    }
+
+    /// <summary>
+    /// Whether a job suspended on the runtime of this id can never run again (its runtime is disposed,
+    /// or disposing and past the point where it runs resumed jobs). False for 0 and
+    /// <see cref="Foreign"/>. One load on the hand-off path of every channel and primitive.
+    /// </summary>
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
+    internal static bool RefusesResumes(short id) => id > 0 && Volatile.Read(ref s_refusing[id]);
 
     /// <summary>The live runtime with this id, or null once it was disposed.</summary>
     internal static JobRuntime? Find(short id) => id > 0 ? Volatile.Read(ref s_slots[id]) : null;

@@ -245,6 +245,9 @@ public abstract class SingleThreadRuntime : JobRuntime
 
     private protected override void DisposeCore()
     {
+        // From here on Schedule abandons every resume: hand-offs (channel items, locks) must skip
+        // this runtime's waiting jobs rather than wake them into cancellation (see JobCell.ConsumerCannotRun).
+        RuntimeRegistry.RefuseResumes(this);
         WorkQueue abandoned = new();
         lock (_lock)
         {
