@@ -197,7 +197,8 @@ public abstract class JobCell : WorkItem
     /// </remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal bool ConsumerCannotRun() =>
-        Volatile.Read(ref _continuation) is JobCell job && Scheduling.RuntimeRegistry.RefusesResumes(job._ownerRuntime);
+        Scheduling.RuntimeRegistry.AnyRefusing
+        && Volatile.Read(ref _continuation) is JobCell job && Scheduling.RuntimeRegistry.RefusesResumes(job._ownerRuntime);
 
     /// <summary>
     /// For a waiter that <see cref="ConsumerCannotRun"/> made its claimer skip: completes it with

@@ -40,6 +40,12 @@ internal static class RuntimeRegistry
 
     /// <summary>Per id: true once that runtime runs no resumed job any more (see <see cref="RefusesResumes"/>).</summary>
     private static readonly bool[] s_refusing = new bool[MaxId + 1];
+
+    /// <summary>
+    /// How many entries of <c>s_refusing</c> are set (written under the lock). Zero in a process that
+    /// never disposed a runtime, so that the hand-off path's check costs one load there.
+    /// </summary>
+    private static int s_refusingCount;
     private static readonly Queue<short> s_released = new();
     private static int s_fresh;
 
@@ -57,7 +63,7 @@ internal static class RuntimeRegistry
                 throw new InvalidOperationException($"More than {MaxId} Myriad runtimes are alive at once; dispose runtimes that are no longer used.");
             }
 
-            Volatile.Write(ref s_refusing[id], false);
+            SetRefusing(id, false);
             Volatile.Write(ref s_slots[id], runtime);
             return id;
         }
@@ -70,7 +76,7 @@ internal static class RuntimeRegistry
             short id = runtime.Id;
             if (ReferenceEquals(s_slots[id], runtime))
             {
-                Volatile.Write(ref s_refusing[id], true);
+                SetRefusing(id, true);
                 Volatile.Write(ref s_slots[id], null);
                 s_released.Enqueue(id);
             }
@@ -87,7 +93,7 @@ internal static class RuntimeRegistry
         {
             if (ReferenceEquals(s_slots[runtime.Id], runtime))
             {
-                Volatile.Write(ref s_refusing[runtime.Id], true);
+                SetRefusing(runtime.Id, true);
             }
         }
     }
@@ -99,6 +105,27 @@ internal static class RuntimeRegistry
     /// </summary>
     [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
     internal static bool RefusesResumes(short id) => id > 0 && Volatile.Read(ref s_refusing[id]);
+
+    /// <summary>
+    /// Whether any runtime refuses resumes: the gate of the hand-off path's check. Read without the
+    /// lock; a claim that races a disposal is covered by the give-back, not by this check (see
+    /// <c>JobCell.ConsumerCannotRun</c>).
+    /// </summary>
+    internal static bool AnyRefusing
+    {
+        [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
+        get => Volatile.Read(ref s_refusingCount) != 0;
+    }
+
+    /// <summary>Sets an entry of <c>s_refusing</c> and keeps the count; under the lock.</summary>
+    private static void SetRefusing(short id, bool value)
+    {
+        if (s_refusing[id] != value)
+        {
+            Volatile.Write(ref s_refusing[id], value);
+            Volatile.Write(ref s_refusingCount, s_refusingCount + (value ? 1 : -1));
+        }
+    }
 
     /// <summary>The live runtime with this id, or null once it was disposed.</summary>
     internal static JobRuntime? Find(short id) => id > 0 ? Volatile.Read(ref s_slots[id]) : null;
