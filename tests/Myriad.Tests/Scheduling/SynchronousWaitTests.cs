@@ -13,9 +13,9 @@ namespace Myriad.Tests.Scheduling;
 /// </summary>
 public class SynchronousWaitTests
 {
-    public static TheoryData<string> SingleThreadKinds => new() { "current", "deterministic" };
+    public static TheoryData<string> SingleThreadKinds => Runtimes.SingleThreadKinds;
 
-    private static SingleThreadRuntime Create(string kind) => kind == "current" ? new CurrentThreadRuntime() : new DeterministicRuntime(3);
+    private static SingleThreadRuntime Create(string kind) => Runtimes.CreateSingleThread(kind);
 
     [Theory]
     [MemberData(nameof(SingleThreadKinds))]

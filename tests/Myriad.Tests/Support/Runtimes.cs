@@ -1,6 +1,7 @@
 using System;
 using System.Collections.Generic;
 using Myriad.Scheduling;
+using Xunit;
 
 namespace Myriad.Tests.Support;
 
@@ -15,6 +16,12 @@ public static class Runtimes
         ["deterministic:1"],
         ["deterministic:7"],
     ];
+
+    /// <summary>The single-threaded runtimes, as theory data for <see cref="CreateSingleThread"/>.</summary>
+    public static TheoryData<string> SingleThreadKinds => new() { "current", "deterministic" };
+
+    /// <summary>Creates the single-threaded runtime a <see cref="SingleThreadKinds"/> row names.</summary>
+    public static SingleThreadRuntime CreateSingleThread(string kind) => kind == "current" ? new CurrentThreadRuntime() : new DeterministicRuntime(3);
 
     /// <summary>Creates the runtime a theory row names.</summary>
     public static JobRuntime Create(string name) => name switch
