@@ -23,7 +23,10 @@ namespace Myriad.Scheduling;
 /// 4. Every <see cref="RuntimeOptions.SpareThreadDelay"/>, between items, ask whether the stall is
 ///    over: some worker is parked or searching (there is room for the work without this thread), or
 ///    every worker ran an item from its loop since the last look (none is stuck). If so, hand the
-///    items it stole to the injection queue and exit.
+///    items it stole to the injection queue and exit. Never during a disposal: the workers may have
+///    left already, and a disposal drains queued work, so a spare drains as in step 3 then (it reads
+///    the shutdown flag again after handing back, after the enqueue's full fence: either it sees the
+///    disposal and takes the items back, or the workers' exit check sees the items).
 /// A spare is never on the idle stack: it is there for one stall and leaves when the stall is over.
 /// Step 3 alone is not enough under sustained load: a stall that ended (a worker back from a long
 /// item, from the JIT compiling a big method at start-up, or from a blocking call) would leave the
@@ -108,10 +111,17 @@ internal sealed class SpareWorker : SchedulerContext
                 {
                     idleSince = 0;
                     Trampoline.RunFromScheduler(item);
-                    if (StallIsOver())
+                    if (!_runtime.IsShuttingDown && StallIsOver())
                     {
                         HandBackStolen();
-                        break; // step 4
+                        if (!_runtime.IsShuttingDown)
+                        {
+                            break; // step 4
+                        }
+
+                        // A disposal began meanwhile: the workers may have left their loops already,
+                        // and the drain must not end with the handed-back items still queued (they
+                        // would be abandoned). Drain as in step 3 instead: Take finds them again.
                     }
 
                     continue;
