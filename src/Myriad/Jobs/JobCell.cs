@@ -183,8 +183,10 @@ public abstract class JobCell : WorkItem
     /// what it was handed would go with it: the item would be gone, the lock held forever. So the
     /// claimer treats the waiter as canceled instead: it completes it canceled
     /// (<see cref="CancelConsumerLater"/>) and hands the item or lock to the next waiter, or keeps it.</para>
-    /// <para>Cost on the hand-off path: the continuation (a field the completion reads next anyway), a
-    /// type test, the job's runtime id and one byte of the registry. A continuation that is not a job
+    /// <para>Cost on the hand-off path: one load (<see cref="Scheduling.RuntimeRegistry.AnyRefusing"/>,
+    /// false in a process that never disposed a runtime); past that gate, the continuation (a field the
+    /// completion reads next anyway), a type test, the job's runtime id and one byte of the registry.
+    /// A continuation that is not a job
     /// (a plain thread's await, a <c>Task</c>) and a waiter whose job has not registered yet (it is
     /// still running, on its runtime's thread, towards its suspension) count as able to run.</para>
     /// <para>Window: the check is not atomic with the resume. A runtime whose disposal reaches the
