@@ -33,13 +33,32 @@ internal enum SpawnBodyKind : byte
 /// for, so a claim can only start the job on its own runtime.</item>
 /// <item>0 <c>Running</c>: the body runs, or the job finished, or the box is in its pool (a new box
 /// too: nothing can claim it before <see cref="Rent"/>).</item>
-/// <item>-1 <c>AwaitingInner</c>: the body returned a pending job, and this box's
-/// <c>InnerCompletion</c> is registered as that job's continuation (a small object kept with the
-/// pooled box, not a delegate: a million pending spawns would pay 64 bytes each). Detached
+/// <item>-2 <c>Registering</c>: the body returned a pending job (the inner job) and the box is
+/// registering itself as that job's continuation. -3 <c>Poked</c>: the same, and an
+/// <see cref="Execute"/> call came in meanwhile.</item>
+/// <item>-1 <c>AwaitingInner</c>: the box is registered on the inner job. No delegate and no
+/// separate continuation object: a million pending spawns would pay 64 or 24 bytes each. Detached
 /// spawns do not use this box at all (see <see cref="DetachedSpawn{TState}"/>).</item>
 /// </list>
-/// <para><see cref="Execute"/> is called by queue entries only (start); the inner job's completion
-/// /// finishes the box through <c>InnerCompletion</c>, which no queue entry can reach. A queue may
+/// <para><b>Who calls <see cref="Execute"/>.</b> Queue entries (to start the box) and the inner
+/// job's completion (to finish it) both do, and a stale entry (below) can come at any time, so the
+/// call cannot tell which it is. The claim state tells it what may be done instead:
+/// 1. The body returned a pending inner job: the box publishes the inner handle, then
+///    <c>Registering</c>, then registers itself on the inner job (which may dispatch it at once if
+///    the inner job completed meanwhile).
+/// 2. An <see cref="Execute"/> that finds <c>Registering</c> or <c>Poked</c> only exchanges the state
+///    to <c>Poked</c> and returns. It must not consume the inner job: a stale entry doing so before
+///    the registration landed would make the registration fail as if the body had misused the job.
+/// 3. Once the registration returned, the box exchanges <c>Registering</c> for
+///    <c>AwaitingInner</c>. If that fails, it was poked: the poke may have been the inner job's
+///    completion, which returned without finishing the box, so the box stores <c>AwaitingInner</c>
+///    with a full fence and checks the inner job itself. The interlocked exchanges in steps 2 and
+///    3 order the completion's publication against this check: either the poke comes after step
+///    3's store (and finds <c>AwaitingInner</c>), or the check sees the completion.
+/// 4. An <see cref="Execute"/> that finds <c>AwaitingInner</c> finishes the box if the inner job
+///    completed: the state -1 -> 0 exchange decides between it and step 3's check, so the inner
+///    result is consumed exactly once.</para>
+/// <para><b>Stale entries.</b> A queue may
 /// still hold a stale entry for a box after a waiter or an awaiting job (join helping) ran it
 /// inline (its entry could not be taken back), and even after the box was reused. Such an entry
 /// either finds the box not queued (and returns), or finds the box's new
@@ -48,10 +67,11 @@ internal enum SpawnBodyKind : byte
 /// queued anyway and its own entry will find the claim taken. A stale entry in another runtime's
 /// queue cannot start it there (a current-thread runtime's job ran on a pool worker that way);
 /// checking the runtime before claiming instead would leave a window in which the box is
-/// released and reused between the check and the exchange. Finishing requires
-/// the state -1 -> 0 exchange and the inner job to be completed, checked without throwing on a
-/// stale token, so the inner result is consumed exactly once. <see cref="Rent"/> writes the claim
-/// last, publishing the other fields to whoever claims.</para>
+/// released and reused between the check and the exchange. A stale entry that finds
+/// <c>AwaitingInner</c> may finish the box (the registration is done, so that is safe), and the
+/// inner job's own completion, coming later, finds the box finished or reused, as a stale entry
+/// does. Completion is checked without throwing on a stale token. <see cref="Rent"/> writes the
+/// claim last, publishing the other fields to whoever claims.</para>
 /// </remarks>
 internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
 {
@@ -75,6 +95,8 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
 
     private const int Running = 0;
     private const int AwaitingInner = -1;
+    private const int Registering = -2;
+    private const int Poked = -3;
 
     internal static SpawnBox<TState, TResult> Rent(PerThread thread, JobRuntime runtime, TState state, object body, SpawnBodyKind kind, CancellationToken cancellationToken)
     {
@@ -118,25 +140,39 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
     internal override void Execute(PerThread state)
     {
         int claim = Volatile.Read(ref _claim);
-        switch (claim)
+        while (true)
         {
-            case > 0:
-                if (TryClaim(ExpectedClaim(state)))
-                {
-                    Start(state);
-                }
+            switch (claim)
+            {
+                case > 0:
+                    if (TryClaim(ExpectedClaim(state)))
+                    {
+                        Start(state);
+                    }
 
-                break;
+                    return;
+                case AwaitingInner:
+                    FinishFromInner(); // step 4
+                    return;
+                case Registering or Poked:
+                    // Step 2: leave the inner job alone, make the registering thread look again.
+                    int seen = Interlocked.CompareExchange(ref _claim, Poked, claim);
+                    if (seen == claim)
+                    {
+                        return;
+                    }
+
+                    claim = seen;
+                    break;
+                default:
+                    return; // Running: started, finished or pooled
+            }
         }
     }
 
     /// <summary>
-    /// The inner job completed (called by <see cref="InnerCompletion"/> only, never by a queue
-    /// entry): hand its outcome on. A stale queue entry of this box must not do this: running
-    /// concurrently with <see cref="RunBody"/> between its publishing <c>AwaitingInner</c> and its
-    /// registering on the inner job, it could consume an inner job that completed in that window,
-    /// and the registration would then be refused as if the body had misused the job (join helping
-    /// leaves such entries behind often enough to hit it).
+    /// Steps 3 and 4: if the inner job completed, hand its outcome on. Only once the registration
+    /// on the inner job returned (the state is <c>AwaitingInner</c> only then); see the protocol above.
     /// </summary>
     private void FinishFromInner()
     {
@@ -149,19 +185,6 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
             Complete(new Job<TResult>(cell, token));
         }
     }
-
-    /// <summary>
-    /// The continuation a box registers on its inner job: a separate object, so that only the inner
-    /// job's completion can finish the box (see <see cref="FinishFromInner"/>). Created the first
-    /// time a box waits for an inner job and kept while the box is pooled, so steady state
-    /// allocates nothing (a delegate would cost 64 bytes per box, this 24).
-    /// </summary>
-    private sealed class InnerCompletion(SpawnBox<TState, TResult> box) : WorkItem
-    {
-        internal override void Execute(PerThread state) => box.FinishFromInner();
-    }
-
-    private InnerCompletion? _innerCompletion;
 
     internal override bool TryRunInline(PerThread state)
     {
@@ -311,12 +334,12 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
                 return;
             }
 
-            // Publish the inner handle and the state before registering: the inner job may
-            // complete (and call FinishFromInner) the moment the registration lands.
+            // Step 1: publish the inner handle before registering: the inner job may complete
+            // (and call Execute) the moment the registration lands.
             _body = inner._box;
             _innerToken = inner._token;
-            Volatile.Write(ref _claim, AwaitingInner);
-            inner._box!.OnCompleted(_innerCompletion ??= new InnerCompletion(this), inner._token);
+            Volatile.Write(ref _claim, Registering);
+            inner._box!.OnCompleted(this, inner._token);
         }
         catch (InvalidOperationException misuse)
         {
@@ -325,6 +348,14 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
             _body = null;
             Volatile.Write(ref _claim, Running);
             Finish(default!, misuse);
+            return;
+        }
+
+        // Step 3.
+        if (Interlocked.CompareExchange(ref _claim, AwaitingInner, Registering) != Registering)
+        {
+            Interlocked.Exchange(ref _claim, AwaitingInner);
+            FinishFromInner();
         }
     }
 
