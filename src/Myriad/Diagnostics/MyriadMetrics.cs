@@ -13,7 +13,7 @@ namespace Myriad.Diagnostics;
 /// OpenTelemetry exporter, or a <see cref="MeterListener"/>). Every instrument is observable: the
 /// runtimes keep plain counters and nothing is computed until a listener asks, so metrics cost the
 /// scheduler nothing when nobody listens. Each measurement carries a <c>myriad.runtime</c> tag with
-/// the runtime's <see cref="JobRuntime.Name"/>.
+/// the runtime's <see cref="JobRuntime.Name"/>; runtimes that share a name are summed into one series.
 /// </summary>
 /// <remarks>
 /// A disposed runtime keeps being reported for <see cref="DisposedRuntimeRetention"/> after its
@@ -95,18 +95,37 @@ public static class MyriadMetrics
         }
     }
 
+    /// <summary>
+    /// One measurement per runtime name. Runtimes that share a name (two hosts in one process
+    /// configured alike, say, or a runtime disposed while a namesake runs) share one series, summed:
+    /// tools keep one value per tag set, so two measurements with the same tag in one collection
+    /// would overwrite each other and show one runtime's values as the name's.
+    /// </summary>
     private static IEnumerable<Measurement<long>> Measure(Func<RuntimeReading, long> read)
     {
+        var sums = new Dictionary<string, long>(StringComparer.Ordinal);
         foreach (JobRuntime runtime in s_runtimes.Keys)
         {
-            yield return new Measurement<long>(read(new RuntimeReading(runtime)), Tag(runtime.Name));
+            Add(sums, runtime.Name, read(new RuntimeReading(runtime)));
         }
 
         foreach (RetiredRuntime retired in RetiredRuntimes.Refresh())
         {
-            yield return new Measurement<long>(read(retired.Reading), Tag(retired.Name));
+            Add(sums, retired.Name, read(retired.Reading));
         }
+
+        var measurements = new Measurement<long>[sums.Count];
+        int i = 0;
+        foreach (KeyValuePair<string, long> sum in sums)
+        {
+            measurements[i++] = new Measurement<long>(sum.Value, Tag(sum.Key));
+        }
+
+        return measurements;
     }
+
+    private static void Add(Dictionary<string, long> sums, string name, long value) =>
+        sums[name] = sums.GetValueOrDefault(name) + value;
 
     private static KeyValuePair<string, object?> Tag(string name) => new("myriad.runtime", name);
 }

@@ -184,6 +184,29 @@ public class MyriadMetricsTests
     }
 
     [Fact]
+    public void Collect_TwoLiveRuntimesWithOneName_ReportsOneSummedSeries()
+    {
+        // Two measurements with one tag set in a collection overwrite each other in the tools (the
+        // last one wins in a MeterListener, dotnet-counters and OpenTelemetry's observable handling).
+        using var first = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1, Name = "shared-name" });
+        using var second = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1, Name = "shared-name" });
+        for (int i = 0; i < 3; i++)
+        {
+            first.Spawn(i, static _ => { }).Wait();
+        }
+
+        for (int i = 0; i < 4; i++)
+        {
+            second.Spawn(i, static _ => { }).Wait();
+        }
+
+        List<(string Instrument, long Value)> spawned = CollectAll("shared-name").Where(m => m.Instrument == "myriad.jobs.spawned").ToList();
+        Assert.Single(spawned);
+        Assert.Equal(7, spawned[0].Value);
+        Assert.Equal(7, Assert.Single(CollectAll("shared-name"), m => m.Instrument == "myriad.jobs.completed").Value);
+    }
+
+    [Fact]
     public void DisposedRuntimeRetention_Negative_Throws() =>
         Assert.Throws<ArgumentOutOfRangeException>(() => MyriadMetrics.DisposedRuntimeRetention = TimeSpan.FromSeconds(-1));
 
