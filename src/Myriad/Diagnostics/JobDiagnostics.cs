@@ -154,8 +154,9 @@ public static class JobDiagnostics
             }
             else if (awaits.TryGetValue(cell, out JobCell? awaited) || (awaited = cell.AwaitedCell()) is not null)
             {
-                awaitedId = ids.TryGetValue(awaited, out long other) ? other : null;
-                awaiting = awaitedId is null ? Label(awaited) : $"job #{awaitedId} ({Label(awaited)})";
+                JobCell shown = ThroughUntracked(awaited, ids, awaits);
+                awaitedId = ids.TryGetValue(shown, out long other) ? other : null;
+                awaiting = awaitedId is null ? Label(awaited) : $"job #{awaitedId} ({Label(shown)})";
             }
             else
             {
@@ -166,6 +167,32 @@ public static class JobDiagnostics
         }
 
         return jobs;
+    }
+
+    /// <summary>The most untracked cells <see cref="ThroughUntracked"/> follows: a spawn box is one hop; the limit guards against a cycle read from a racy snapshot.</summary>
+    private const int MaxUntrackedHops = 8;
+
+    /// <summary>
+    /// The tracked job behind <paramref name="awaited"/>. A spawned job's handle is its spawn box,
+    /// which is never tracked (it never suspends: it waits for the job its body returned as that
+    /// job's continuation), so without this every <c>await runtime.Spawn(...)</c> would break the
+    /// "who waits on whom" chain at an anonymous "spawned job". Returns <paramref name="awaited"/>
+    /// when no tracked job is found.
+    /// </summary>
+    private static JobCell ThroughUntracked(JobCell awaited, Dictionary<JobCell, long> ids, Dictionary<JobCell, JobCell> awaits)
+    {
+        JobCell current = awaited;
+        for (int hop = 0; hop < MaxUntrackedHops && !ids.ContainsKey(current); hop++)
+        {
+            if (!awaits.TryGetValue(current, out JobCell? inner) && (inner = current.AwaitedCell()) is null)
+            {
+                return awaited;
+            }
+
+            current = inner;
+        }
+
+        return ids.ContainsKey(current) ? current : awaited;
     }
 
     /// <summary>The snapshot as text, one job per line.</summary>

@@ -149,6 +149,36 @@ public class JobDiagnosticsTests
     }
 
     [Fact]
+    public void Snapshot_JobAwaitingAStartedSpawnedJob_PointsAtThatJob()
+    {
+        static async Job<int> Waiter(Job<int> inner) => await inner + 1;
+
+        JobDiagnostics.TrackLiveJobs = true;
+        using var runtime = new Myriad.Scheduling.CurrentThreadRuntime();
+        try
+        {
+            var promise = new Promise<int>();
+            Job<int> spawned = runtime.Spawn(promise, static async p => await p.Job);
+            Job<int> waiter = Waiter(spawned);
+            runtime.RunUntilIdle(); // the lambda starts and suspends on the promise
+
+            var live = JobDiagnostics.Snapshot();
+            LiveJob lambda = Assert.Single(live, j => j.Method.StartsWith("lambda in ", System.StringComparison.Ordinal) && j.Method.EndsWith(nameof(Snapshot_JobAwaitingAStartedSpawnedJob_PointsAtThatJob), System.StringComparison.Ordinal));
+            LiveJob waiting = Assert.Single(live, j => j.Method.EndsWith(".Waiter", System.StringComparison.Ordinal) && j.Method.Contains(nameof(Snapshot_JobAwaitingAStartedSpawnedJob_PointsAtThatJob), System.StringComparison.Ordinal));
+            Assert.Equal(lambda.Id, waiting.AwaitingJobId);
+            Assert.Equal($"job #{lambda.Id} ({lambda.Method})", waiting.Awaiting);
+
+            promise.SetResult(1);
+            runtime.RunUntilIdle();
+            Assert.Equal(2, waiter.Wait());
+        }
+        finally
+        {
+            JobDiagnostics.TrackLiveJobs = false;
+        }
+    }
+
+    [Fact]
     public void Snapshot_LocalFunctionAndSpawnedLambda_HaveReadableNames()
     {
         static async Job<int> Waiter(Job<int> inner) => await inner + 1;
