@@ -117,6 +117,91 @@ public sealed class ScheduleExplorerTests(ITestOutputHelper output)
         Assert.Equal("lost an update: 1", found.InnerException!.Message);
     }
 
+    [Theory]
+    [InlineData(ScheduleStrategy.Random)]
+    [InlineData(ScheduleStrategy.Priority)]
+    public void Explore_DetachedJobFails_FailsTheRunWithItsException(ScheduleStrategy strategy)
+    {
+        // An assertion in a detached job is a failure of the run: it raised UnobservedException,
+        // which nobody watched, and the explorer reported every seed as passed.
+        var found = Assert.Throws<ScheduleExplorationException>(() => ScheduleExplorer.Explore(async runtime =>
+        {
+            runtime.SpawnDetached(async () =>
+            {
+                await Task.Yield();
+                throw new InvalidOperationException("assertion in a detached job");
+            });
+            await Job.Delay(10);
+        }, new ExplorationOptions { Seeds = 5, Strategy = strategy }));
+
+        Assert.Equal(1, found.Runs);
+        var failure = Assert.IsType<InvalidOperationException>(found.InnerException);
+        Assert.Equal("assertion in a detached job", failure.Message);
+    }
+
+    [Fact]
+    public void Replay_DirectlyStartedJobHandedToDetachFails_Rethrows()
+    {
+        static async Job Fail()
+        {
+            await Job.Delay(5);
+            throw new FormatException("detached by hand");
+        }
+
+        var failure = Assert.Throws<FormatException>(() => ScheduleExplorer.Replay(async runtime =>
+        {
+            runtime.Detach(Fail());
+            await Job.Delay(10);
+        }, seed: 3));
+        Assert.Equal("detached by hand", failure.Message);
+    }
+
+    [Fact]
+    public void Explore_DetachedJobFailsAndTheBodyDeadlocks_ReportsBothDetachedFirst()
+    {
+        // A worker that dies before its Done leaves the waiter stuck: the deadlock is only the
+        // consequence, so the report leads with the worker's failure.
+        var found = Assert.Throws<ScheduleExplorationException>(() => ScheduleExplorer.Explore(async runtime =>
+        {
+            var group = new Myriad.Coordination.WaitGroup();
+            group.Add(1);
+            runtime.SpawnDetached(group, static async g =>
+            {
+                await Task.Yield();
+                throw new InvalidOperationException("worker died before Done");
+            });
+            await group.WaitAsync();
+        }, new ExplorationOptions { Seeds = 1 }));
+
+        var both = Assert.IsType<AggregateException>(found.InnerException);
+        Assert.Collection(
+            both.InnerExceptions,
+            e => Assert.Equal("worker died before Done", Assert.IsType<InvalidOperationException>(e).Message),
+            e => Assert.IsType<DeadlockException>(e));
+        Assert.Contains("worker died before Done", found.Message);
+    }
+
+    [Fact]
+    public void Explore_HandledFailureOfAWatchedJob_DoesNotFailTheRun()
+    {
+        // Only failures nobody observes count: an awaited job's exception that the body catches is fine.
+        int runs = ScheduleExplorer.Explore(async runtime =>
+        {
+            try
+            {
+                await runtime.Spawn(async () =>
+                {
+                    await Task.Yield();
+                    throw new InvalidOperationException("expected");
+                });
+            }
+            catch (InvalidOperationException)
+            {
+            }
+        }, new ExplorationOptions { Seeds = 10 });
+        Assert.Equal(10, runs);
+    }
+
     [Fact]
     public void Explore_BadArguments_Throw()
     {
