@@ -96,7 +96,7 @@ public sealed class DelayTests
             runtime.SpawnDetached(cts, static async c =>
             {
                 await Job.Delay(TimeSpan.FromHours(1));
-                await c.CancelAsync();
+                c.Cancel(); // not CancelAsync: its callbacks run on the thread pool, outside the seed
             });
             try
             {
