@@ -65,14 +65,17 @@ public static class ScheduleExplorer
                 throw new ScheduleExplorationException(seed, options.Strategy, options.PriorityChangePoints, horizon, i + 1, failure);
             }
 
-            if (options.StepHorizon is null && steps > horizon && steps <= 2L * horizon)
+            if (options.StepHorizon is null && steps > horizon && horizon < options.MaxStepHorizon)
             {
                 // Coyote's prioritized strategy does the same: PCT's probability bound holds for a
                 // horizon at least the run's length, which is only known once runs were seen. A
-                // run past twice the horizon went random there (a polling loop, see
-                // ScheduleStrategy.Priority); its length says nothing about the body's, and taking it
-                // would let a polling body double the horizon every run.
-                horizon = (int)steps;
+                // run past twice the horizon went random there, either because the body is that
+                // long or because a job polled (see ScheduleStrategy.Priority). The two cannot be
+                // told apart, and ignoring such runs kept the horizon at its first value for every
+                // body over twice that long, with all change points among its first steps. So the
+                // run's length is taken either way; a polling body then lengthens every run, and
+                // MaxStepHorizon bounds that.
+                horizon = (int)Math.Min(steps, options.MaxStepHorizon);
             }
         }
 

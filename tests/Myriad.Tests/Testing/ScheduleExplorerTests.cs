@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.Threading;
 using System.Threading.Tasks;
 using Myriad.Scheduling;
 using Myriad.Testing;
@@ -203,11 +204,77 @@ public sealed class ScheduleExplorerTests(ITestOutputHelper output)
     }
 
     [Fact]
+    public void Explore_RunsLongerThanTwiceTheHorizon_MeasuredHorizonGrowsToTheLongestRun()
+    {
+        // Ten jobs of 30 yields: about 310 steps a run. The horizon was taken only from runs of at
+        // most twice the current one, so it stayed at 100 for any body over 200 steps, and PCT put
+        // every change point in the first hundred steps.
+        long longest = 0;
+        var found = Assert.Throws<ScheduleExplorationException>(() => ScheduleExplorer.Explore(async runtime =>
+        {
+            var jobs = new Job[10];
+            for (int i = 0; i < jobs.Length; i++)
+            {
+                jobs[i] = runtime.Spawn(30, static async yields =>
+                {
+                    for (int k = 0; k < yields; k++)
+                    {
+                        await Task.Yield();
+                    }
+                });
+            }
+
+            await Job.WhenAll(jobs);
+            longest = Math.Max(longest, runtime.Steps);
+            if (runtime.Seed == 4)
+            {
+                throw new InvalidOperationException("stop here to read the horizon");
+            }
+        }, new ExplorationOptions { Seeds = 10, Strategy = ScheduleStrategy.Priority }));
+
+        Assert.Equal(4, found.Seed);
+        Assert.InRange(longest, 300, 400);
+        Assert.Equal(longest, found.StepHorizon);
+    }
+
+    [Fact]
+    public void Explore_PollingBody_MeasuredHorizonStopsAtMaxStepHorizon()
+    {
+        // A job that polls with the top priority runs until the schedule turns random at twice the
+        // horizon, so every run is longer than the last: the horizon must stop growing somewhere.
+        var found = Assert.Throws<ScheduleExplorationException>(() => ScheduleExplorer.Explore(async runtime =>
+        {
+            bool set = false;
+            Job poller = runtime.Spawn(async () =>
+            {
+                while (!Volatile.Read(ref set))
+                {
+                    await Task.Yield();
+                }
+            });
+            Job setter = runtime.Spawn(async () =>
+            {
+                await Task.Yield();
+                Volatile.Write(ref set, true);
+            });
+            await Job.WhenAll(poller, setter);
+            if (runtime.Seed == 19)
+            {
+                throw new InvalidOperationException("stop here to read the horizon");
+            }
+        }, new ExplorationOptions { Seeds = 20, Strategy = ScheduleStrategy.Priority, PriorityChangePoints = 0, MaxStepHorizon = 1_000 }));
+
+        Assert.Equal(19, found.Seed);
+        Assert.InRange(found.StepHorizon, 100, 1_000);
+    }
+
+    [Fact]
     public void Explore_BadArguments_Throw()
     {
         Assert.Throws<ArgumentNullException>(() => ScheduleExplorer.Explore(null!));
         Assert.Throws<ArgumentOutOfRangeException>(() => ScheduleExplorer.Explore(_ => default, new ExplorationOptions { Seeds = 0 }));
         Assert.Throws<ArgumentOutOfRangeException>(() => ScheduleExplorer.Explore(_ => default, new ExplorationOptions { PriorityChangePoints = -1 }));
+        Assert.Throws<ArgumentOutOfRangeException>(() => ScheduleExplorer.Explore(_ => default, new ExplorationOptions { MaxStepHorizon = 0 }));
         Assert.Throws<ArgumentOutOfRangeException>(() => ScheduleExplorer.Explore(_ => default, new ExplorationOptions { FirstSeed = int.MaxValue, Seeds = 2 }));
     }
 
