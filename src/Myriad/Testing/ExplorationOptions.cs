@@ -16,8 +16,8 @@ public sealed class ExplorationOptions
 
     /// <summary>
     /// Default of <see cref="MaxStepHorizon"/>: the bound Coyote puts on the unfair (priority-driven)
-    /// steps of a run, 10,000. Steps cost about a microsecond each here, so even a polling body's
-    /// runs, which reach twice the horizon, stay in the milliseconds.
+    /// steps of a run (its <c>MaxUnfairSchedulingSteps</c>, 10,000). A polling body's runs reach
+    /// twice the horizon, so this also bounds how long each of its runs gets.
     /// </summary>
     internal const int DefaultMaxStepHorizon = 10_000;
 
