@@ -158,6 +158,8 @@ public sealed class ChanRange<T> : JobBox<bool>, IAsyncEnumerable<T>, IAsyncEnum
     /// <summary>Step 3: the outcome was consumed.</summary>
     private protected override void Release() => ResetBox();
 
+    // No identity hash code of the channel here: a fresh channel gets a fresh one, so a deadlock
+    // report of a DeterministicRuntime would read differently on every replay of the same seed.
     internal override string Describe() =>
-        $"await foreach over Chan<{typeof(T).Name}>.ReadAllAsync (channel {System.Runtime.CompilerServices.RuntimeHelpers.GetHashCode(_channel):x8}): waits for an item or the close";
+        $"await foreach over Chan<{typeof(T).Name}>.ReadAllAsync: waits for an item or the close";
 }

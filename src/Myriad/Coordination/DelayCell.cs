@@ -55,10 +55,10 @@ internal class DelayCell : SourceBox<VoidResult>, ITimerNode
         return job;
     }
 
-    /// <summary>A job that completes only if <paramref name="cancellationToken"/> fires (an infinite delay).</summary>
+    /// <summary>A job that completes only if <paramref name="cancellationToken"/> fires (an infinite delay; see <see cref="InfiniteDelayCell"/>).</summary>
     internal static Job Never(CancellationToken cancellationToken)
     {
-        var cell = new CancelableDelayCell(cancellationToken);
+        var cell = new InfiniteDelayCell(cancellationToken);
         var job = new Job(new Job<VoidResult>(cell, cell.Version));
         cell.Register();
         return job;
@@ -116,6 +116,41 @@ internal sealed class CancelableDelayCell(CancellationToken cancellationToken) :
             TrySetException(ThrowHelper.Canceled(_cancellationToken));
         }
     }
+
+    private protected override void Release()
+    {
+        _registration.Unregister();
+        InvalidateTokens();
+    }
+}
+
+/// <summary>
+/// The cell of an infinite delay: on no clock, it completes only when its token fires. It is not a
+/// <see cref="DelayCell"/> on purpose: a deterministic runtime's deadlock check takes a job awaiting
+/// a <see cref="DelayCell"/> for one whose timer, on another clock, may still fire, and keeps waiting.
+/// An infinite delay never fires, so like a receive that nobody sends to, only a cancel can end it:
+/// a run whose jobs all wait on such things is a deadlock, and is reported instead of hanging.
+/// </summary>
+internal sealed class InfiniteDelayCell(CancellationToken cancellationToken) : SourceBox<VoidResult>
+{
+    private static readonly Action<object?> s_onCanceled = static s => ((InfiniteDelayCell)s!).OnCanceled();
+
+    private readonly CancellationToken _cancellationToken = cancellationToken;
+    private CancellationTokenRegistration _registration;
+
+    /// <summary>Registers with the token; one that can never be canceled leaves the delay pending forever.</summary>
+    internal void Register()
+    {
+        if (_cancellationToken.CanBeCanceled)
+        {
+            _registration = _cancellationToken.UnsafeRegister(s_onCanceled, this);
+        }
+    }
+
+    internal override string Describe() => "Job.Delay(infinite)";
+
+    /// <summary>The token is the only completer, so nothing races it.</summary>
+    private void OnCanceled() => TrySetException(ThrowHelper.Canceled(_cancellationToken));
 
     private protected override void Release()
     {

@@ -8,10 +8,18 @@ public sealed class ExplorationOptions
 {
     /// <summary>
     /// Step horizon of the first <see cref="ScheduleStrategy.Priority"/> run when
-    /// <see cref="StepHorizon"/> is not set; later runs use the longest run seen so far. A small test
+    /// <see cref="StepHorizon"/> is not set; later runs use the longest run seen so far, up to
+    /// <see cref="MaxStepHorizon"/>. A small test
     /// body (a few jobs, a few dozen awaits) runs some tens to hundreds of steps.
     /// </summary>
     internal const int InitialStepHorizon = 100;
+
+    /// <summary>
+    /// Default of <see cref="MaxStepHorizon"/>: the bound Coyote puts on the unfair (priority-driven)
+    /// steps of a run (its <c>MaxUnfairSchedulingSteps</c>, 10,000). A polling body's runs reach
+    /// twice the horizon, so this also bounds how long each of its runs gets.
+    /// </summary>
+    internal const int DefaultMaxStepHorizon = 10_000;
 
     /// <summary>How many seeds to run (default 100).</summary>
     public int Seeds { get; init; } = 100;
@@ -28,14 +36,23 @@ public sealed class ExplorationOptions
     /// <summary>
     /// For <see cref="ScheduleStrategy.Priority"/>: the steps among which the change points fall. Null
     /// (the default): measured, each run using the longest run seen so far (the first one
-    /// <c>100</c>); the replay line of a failure names the value used.
+    /// <c>100</c>, at most <see cref="MaxStepHorizon"/>); the replay line of a failure names the value used.
     /// </summary>
     public int? StepHorizon { get; init; }
+
+    /// <summary>
+    /// For <see cref="ScheduleStrategy.Priority"/> with a measured <see cref="StepHorizon"/>: the most
+    /// the horizon grows to (default 10,000). A body that polls (checks a flag, yields, checks again)
+    /// runs until its schedule turns random at twice the horizon, so each of its runs is longer than
+    /// the one before; this bounds that growth.
+    /// </summary>
+    public int MaxStepHorizon { get; init; } = DefaultMaxStepHorizon;
 
     internal void Validate()
     {
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(Seeds);
         ArgumentOutOfRangeException.ThrowIfNegative(PriorityChangePoints);
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(MaxStepHorizon);
         if (StepHorizon is { } horizon)
         {
             ArgumentOutOfRangeException.ThrowIfNegativeOrZero(horizon, nameof(StepHorizon));

@@ -1,4 +1,6 @@
 using System;
+using System.Collections.Generic;
+using System.Runtime.ExceptionServices;
 using Myriad.Scheduling;
 
 namespace Myriad.Testing;
@@ -10,8 +12,11 @@ namespace Myriad.Testing;
 /// and then every time.
 /// </summary>
 /// <remarks>
-/// <para>A run fails when the body throws or returns a faulted job, or when it can never finish
-/// (<see cref="DeadlockException"/>). The body must touch no outside threads or I/O (its timers run
+/// <para>A run fails when the body throws or returns a faulted job, when a detached job of the run
+/// (<see cref="JobRuntime.SpawnDetached(Func{Job}, System.Threading.CancellationToken)"/>,
+/// <see cref="JobRuntime.Detach(Job)"/>) fails while the run goes on, or when it can never finish
+/// (<see cref="DeadlockException"/>). Several failures in one run are reported together as an
+/// <see cref="AggregateException"/>, the detached jobs' first. The body must touch no outside threads or I/O (its timers run
 /// on the runtime's virtual clock), so that its run is a function of the seed alone.</para>
 /// <para>Two strategies (<see cref="ScheduleStrategy"/>): uniform random choice at every step, and
 /// PCT's priorities with a few change points, which finds a bug of small depth with a probability
@@ -60,14 +65,17 @@ public static class ScheduleExplorer
                 throw new ScheduleExplorationException(seed, options.Strategy, options.PriorityChangePoints, horizon, i + 1, failure);
             }
 
-            if (options.StepHorizon is null && steps > horizon && steps <= 2L * horizon)
+            if (options.StepHorizon is null && steps > horizon && horizon < options.MaxStepHorizon)
             {
                 // Coyote's prioritized strategy does the same: PCT's probability bound holds for a
                 // horizon at least the run's length, which is only known once runs were seen. A
-                // run past twice the horizon went random there (a polling loop, see
-                // ScheduleStrategy.Priority); its length says nothing about the body's, and taking it
-                // would let a polling body double the horizon every run.
-                horizon = (int)steps;
+                // run past twice the horizon went random there, either because the body is that
+                // long or because a job polled (see ScheduleStrategy.Priority). The two cannot be
+                // told apart, and ignoring such runs kept the horizon at its first value for every
+                // body over twice that long, with all change points among its first steps. So the
+                // run's length is taken either way; a polling body then lengthens every run, and
+                // MaxStepHorizon bounds that.
+                horizon = (int)Math.Min(steps, options.MaxStepHorizon);
             }
         }
 
@@ -94,7 +102,80 @@ public static class ScheduleExplorer
     private static long RunOnce(Func<DeterministicRuntime, Job> body, int seed, ScheduleStrategy strategy, int priorityChangePoints, int stepHorizon)
     {
         using var runtime = new DeterministicRuntime(seed, strategy, priorityChangePoints, stepHorizon, nameof(ScheduleExplorer));
-        runtime.Run((body, runtime), static s => s.body(s.runtime));
+        var detached = new DetachedFailures();
+        runtime.UnobservedException += detached.Record;
+        try
+        {
+            runtime.Run((body, runtime), static s => s.body(s.runtime));
+        }
+        catch (Exception failure) when (detached.Any)
+        {
+            detached.Throw(failure);
+        }
+
+        // Checked before the disposal, which cancels jobs still queued: those were cut short by the
+        // end of the run, they did not fail.
+        detached.Throw(null);
         return runtime.Steps;
+    }
+
+    /// <summary>
+    /// Failures of the run's detached jobs (<c>SpawnDetached</c>, <c>Detach</c>): nobody awaits those
+    /// jobs, so their exceptions reach only <see cref="JobRuntime.UnobservedException"/>, and a test
+    /// that asserts inside one would otherwise pass on every seed. They are raised on the driving
+    /// thread in the order the schedule completes the jobs, so they replay with the seed.
+    /// </summary>
+    private sealed class DetachedFailures
+    {
+        private readonly List<Exception> _failures = [];
+
+        internal bool Any
+        {
+            get
+            {
+                lock (_failures)
+                {
+                    return _failures.Count > 0;
+                }
+            }
+        }
+
+        /// <summary>The event handler: it must not throw (its exception would go to the thread pool), so it only records.</summary>
+        internal void Record(object? sender, UnobservedJobExceptionEventArgs e)
+        {
+            lock (_failures)
+            {
+                _failures.Add(e.Exception);
+            }
+        }
+
+        /// <summary>
+        /// Throws the run's failure, if it has one: a single detached failure as itself (stack trace
+        /// kept), or an <see cref="AggregateException"/> of the detached failures followed by
+        /// <paramref name="runFailure"/> (a deadlock is often only the consequence of a job that died).
+        /// </summary>
+        internal void Throw(Exception? runFailure)
+        {
+            List<Exception> all;
+            lock (_failures)
+            {
+                all = [.. _failures];
+            }
+
+            if (runFailure is not null)
+            {
+                all.Add(runFailure);
+            }
+
+            if (all.Count == 1)
+            {
+                ExceptionDispatchInfo.Throw(all[0]);
+            }
+
+            if (all.Count > 1)
+            {
+                throw new AggregateException(all);
+            }
+        }
     }
 }

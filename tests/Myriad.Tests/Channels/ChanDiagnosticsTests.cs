@@ -2,6 +2,8 @@ using System;
 using Myriad.Channels;
 using Myriad.Coordination;
 using Myriad.Diagnostics;
+using Myriad.Scheduling;
+using Myriad.Testing;
 using Myriad.Tests.Support;
 using Xunit;
 
@@ -49,6 +51,32 @@ public sealed class ChanDiagnosticsTests
         finally
         {
             JobDiagnostics.TrackLiveJobs = false;
+        }
+    }
+    [Fact]
+    public void DeadlockReport_JobInAwaitForeach_IsTheSameTextOnReplay()
+    {
+        // The description named the channel by its identity hash code, which a new channel object
+        // gets afresh: the replay of a deadlock in ReadAllAsync read differently from the report.
+        Func<DeterministicRuntime, Job> body = static async runtime =>
+        {
+            Chan<int> never = Chan.Unbounded<int>();
+            await runtime.Spawn(never, static async ch =>
+            {
+                await foreach (int item in ch.ReadAllAsync())
+                {
+                    _ = item;
+                }
+            });
+        };
+
+        var found = Assert.Throws<ScheduleExplorationException>(() => ScheduleExplorer.Explore(body, new ExplorationOptions { Seeds = 1 }));
+        var first = Assert.IsType<DeadlockException>(found.InnerException);
+        Assert.Contains("Chan<Int32>.ReadAllAsync", first.Message);
+        for (int i = 0; i < 2; i++)
+        {
+            var again = Assert.Throws<DeadlockException>(() => ScheduleExplorer.Replay(body, found.Seed));
+            Assert.Equal(first.Message, again.Message);
         }
     }
 }

@@ -70,6 +70,49 @@ public sealed class DelayTests
     }
 
     [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void Delay_InfiniteOnDeterministicRuntime_IsReportedAsADeadlock(bool withToken)
+    {
+        // An infinite delay is on no clock: like a receive nobody sends to, only a job's cancel can
+        // end it. The deadlock check took it for a delay on another clock and waited forever.
+        using var runtime = new DeterministicRuntime(1, "forever");
+        using var cts = new CancellationTokenSource();
+        DeadlockException error = Assert.Throws<DeadlockException>(() => Bounded.Run(
+            runtime,
+            async () => await Job.Delay(Timeout.InfiniteTimeSpan, withToken ? cts.Token : default),
+            TimeSpan.FromSeconds(10)));
+        Assert.Contains("forever", error.Message);
+        Assert.Contains("Job.Delay", error.Message);
+    }
+
+    [Fact]
+    public void Delay_InfiniteCanceledByAnotherJob_IsNotADeadlock()
+    {
+        using var runtime = new DeterministicRuntime(2);
+        using var cts = new CancellationTokenSource();
+        bool canceled = Bounded.Run(runtime, async () =>
+        {
+            runtime.SpawnDetached(cts, static async c =>
+            {
+                await Job.Delay(TimeSpan.FromHours(1));
+                c.Cancel(); // not CancelAsync: its callbacks run on the thread pool, outside the seed
+            });
+            try
+            {
+                await Job.Delay(Timeout.InfiniteTimeSpan, cts.Token);
+                return false;
+            }
+            catch (OperationCanceledException)
+            {
+                return true;
+            }
+        });
+        Assert.True(canceled);
+        Assert.Equal(TimeSpan.FromHours(1), runtime.Now - new DateTimeOffset(2000, 1, 1, 0, 0, 0, TimeSpan.Zero));
+    }
+
+    [Theory]
     [MemberData(nameof(Runtimes.All), MemberType = typeof(Runtimes))]
     public void Delay_StartedOnRuntime_ResumesOnThatRuntime(string runtimeName)
     {

@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.Threading;
 using System.Threading.Tasks;
 using Myriad.Scheduling;
 using Myriad.Testing;
@@ -117,12 +118,163 @@ public sealed class ScheduleExplorerTests(ITestOutputHelper output)
         Assert.Equal("lost an update: 1", found.InnerException!.Message);
     }
 
+    [Theory]
+    [InlineData(ScheduleStrategy.Random)]
+    [InlineData(ScheduleStrategy.Priority)]
+    public void Explore_DetachedJobFails_FailsTheRunWithItsException(ScheduleStrategy strategy)
+    {
+        // An assertion in a detached job is a failure of the run: it raised UnobservedException,
+        // which nobody watched, and the explorer reported every seed as passed.
+        var found = Assert.Throws<ScheduleExplorationException>(() => ScheduleExplorer.Explore(async runtime =>
+        {
+            runtime.SpawnDetached(async () =>
+            {
+                await Task.Yield();
+                throw new InvalidOperationException("assertion in a detached job");
+            });
+            await Job.Delay(10);
+        }, new ExplorationOptions { Seeds = 5, Strategy = strategy }));
+
+        Assert.Equal(1, found.Runs);
+        var failure = Assert.IsType<InvalidOperationException>(found.InnerException);
+        Assert.Equal("assertion in a detached job", failure.Message);
+    }
+
+    [Fact]
+    public void Replay_DirectlyStartedJobHandedToDetachFails_Rethrows()
+    {
+        static async Job Fail()
+        {
+            await Job.Delay(5);
+            throw new FormatException("detached by hand");
+        }
+
+        var failure = Assert.Throws<FormatException>(() => ScheduleExplorer.Replay(async runtime =>
+        {
+            runtime.Detach(Fail());
+            await Job.Delay(10);
+        }, seed: 3));
+        Assert.Equal("detached by hand", failure.Message);
+    }
+
+    [Fact]
+    public void Explore_DetachedJobFailsAndTheBodyDeadlocks_ReportsBothDetachedFirst()
+    {
+        // A worker that dies before its Done leaves the waiter stuck: the deadlock is only the
+        // consequence, so the report leads with the worker's failure.
+        var found = Assert.Throws<ScheduleExplorationException>(() => ScheduleExplorer.Explore(async runtime =>
+        {
+            var group = new Myriad.Coordination.WaitGroup();
+            group.Add(1);
+            runtime.SpawnDetached(group, static async g =>
+            {
+                await Task.Yield();
+                throw new InvalidOperationException("worker died before Done");
+            });
+            await group.WaitAsync();
+        }, new ExplorationOptions { Seeds = 1 }));
+
+        var both = Assert.IsType<AggregateException>(found.InnerException);
+        Assert.Collection(
+            both.InnerExceptions,
+            e => Assert.Equal("worker died before Done", Assert.IsType<InvalidOperationException>(e).Message),
+            e => Assert.IsType<DeadlockException>(e));
+        Assert.Contains("worker died before Done", found.Message);
+    }
+
+    [Fact]
+    public void Explore_HandledFailureOfAWatchedJob_DoesNotFailTheRun()
+    {
+        // Only failures nobody observes count: an awaited job's exception that the body catches is fine.
+        int runs = ScheduleExplorer.Explore(async runtime =>
+        {
+            try
+            {
+                await runtime.Spawn(async () =>
+                {
+                    await Task.Yield();
+                    throw new InvalidOperationException("expected");
+                });
+            }
+            catch (InvalidOperationException)
+            {
+            }
+        }, new ExplorationOptions { Seeds = 10 });
+        Assert.Equal(10, runs);
+    }
+
+    [Fact]
+    public void Explore_RunsLongerThanTwiceTheHorizon_MeasuredHorizonGrowsToTheLongestRun()
+    {
+        // Ten jobs of 30 yields: about 310 steps a run. The horizon was taken only from runs of at
+        // most twice the current one, so it stayed at 100 for any body over 200 steps, and PCT put
+        // every change point in the first hundred steps.
+        long longest = 0;
+        var found = Assert.Throws<ScheduleExplorationException>(() => ScheduleExplorer.Explore(async runtime =>
+        {
+            var jobs = new Job[10];
+            for (int i = 0; i < jobs.Length; i++)
+            {
+                jobs[i] = runtime.Spawn(30, static async yields =>
+                {
+                    for (int k = 0; k < yields; k++)
+                    {
+                        await Task.Yield();
+                    }
+                });
+            }
+
+            await Job.WhenAll(jobs);
+            longest = Math.Max(longest, runtime.Steps);
+            if (runtime.Seed == 4)
+            {
+                throw new InvalidOperationException("stop here to read the horizon");
+            }
+        }, new ExplorationOptions { Seeds = 10, Strategy = ScheduleStrategy.Priority }));
+
+        Assert.Equal(4, found.Seed);
+        Assert.InRange(longest, 300, 400);
+        Assert.Equal(longest, found.StepHorizon);
+    }
+
+    [Fact]
+    public void Explore_PollingBody_MeasuredHorizonStopsAtMaxStepHorizon()
+    {
+        // A job that polls with the top priority runs until the schedule turns random at twice the
+        // horizon, so every run is longer than the last: the horizon must stop growing somewhere.
+        var found = Assert.Throws<ScheduleExplorationException>(() => ScheduleExplorer.Explore(async runtime =>
+        {
+            bool set = false;
+            Job poller = runtime.Spawn(async () =>
+            {
+                while (!Volatile.Read(ref set))
+                {
+                    await Task.Yield();
+                }
+            });
+            Job setter = runtime.Spawn(async () =>
+            {
+                await Task.Yield();
+                Volatile.Write(ref set, true);
+            });
+            await Job.WhenAll(poller, setter);
+            if (runtime.Seed == 19)
+            {
+                throw new InvalidOperationException("stop here to read the horizon");
+            }
+        }, new ExplorationOptions { Seeds = 20, Strategy = ScheduleStrategy.Priority, PriorityChangePoints = 0, MaxStepHorizon = 1_000 }));
+
+        Assert.Equal(19, found.Seed);
+        Assert.InRange(found.StepHorizon, 100, 1_000);
+    }
+
     [Fact]
     public void Explore_BadArguments_Throw()
     {
         Assert.Throws<ArgumentNullException>(() => ScheduleExplorer.Explore(null!));
         Assert.Throws<ArgumentOutOfRangeException>(() => ScheduleExplorer.Explore(_ => default, new ExplorationOptions { Seeds = 0 }));
         Assert.Throws<ArgumentOutOfRangeException>(() => ScheduleExplorer.Explore(_ => default, new ExplorationOptions { PriorityChangePoints = -1 }));
+        Assert.Throws<ArgumentOutOfRangeException>(() => ScheduleExplorer.Explore(_ => default, new ExplorationOptions { MaxStepHorizon = 0 }));
         Assert.Throws<ArgumentOutOfRangeException>(() => ScheduleExplorer.Explore(_ => default, new ExplorationOptions { FirstSeed = int.MaxValue, Seeds = 2 }));
     }
 
