@@ -295,9 +295,11 @@ public readonly partial struct Job
             // disposing a loser's result threw; that must not be lost, and must not unwind through
             // this completion. The one exception: an observer abandoned by its runtime's disposal
             // (its awaited job never completed) ends canceled, which is the disposal working as
-            // documented, not a failure to report; rethrowing it would crash the process.
+            // documented, not a failure to report; rethrowing it would crash the process. Once the
+            // disposal finished, the runtime's id resolves to nothing (null owner), which is the
+            // usual case: the observer is woken when its job completes, after the disposal.
             Scheduling.JobRuntime? owner = cell.OwnerRuntime;
-            if (cell.ConsumeForObserver() is { } error && !(error is OperationCanceledException && owner is { IsDisposed: true }))
+            if (cell.ConsumeForObserver() is { } error && !(error is OperationCanceledException && owner is null or { IsDisposed: true }))
             {
                 ThrowHelper.ContinuationFailed(error);
             }

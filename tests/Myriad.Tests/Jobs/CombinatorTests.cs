@@ -102,6 +102,39 @@ public sealed class CombinatorTests
         }
     }
 
+    [Theory]
+    [MemberData(nameof(Runtimes.All), MemberType = typeof(Runtimes))]
+    public void WhenAny_LoserCompletesAfterItsRuntimeWasDisposed_NothingReported(string kind)
+    {
+        // The loser's observer job suspended on the runtime; once the disposal finished, its wake
+        // ends it canceled and the runtime's id no longer resolves. That cancellation is the
+        // disposal at work: reported, it would be rethrown on the thread pool and end the process.
+        var reported = new ConcurrentQueue<Exception>();
+        Action<Exception> original = ThrowHelper.ContinuationFailed;
+        ThrowHelper.ContinuationFailed = reported.Enqueue;
+        try
+        {
+            var winner = new Promise<int>();
+            var loser = new Promise<int>();
+            Myriad.Scheduling.JobRuntime runtime = Runtimes.Create(kind);
+            int index = runtime.Run((winner, loser), static async s =>
+            {
+                Job<(int Index, Job<int> Winner)> any = Job.WhenAny(s.loser.Job, s.winner.Job);
+                s.winner.SetResult(1);
+                return (await any).Index;
+            });
+            runtime.Dispose();
+
+            loser.SetResult(2);
+            Assert.Equal(1, index);
+            Assert.Empty(reported);
+        }
+        finally
+        {
+            ThrowHelper.ContinuationFailed = original;
+        }
+    }
+
     [Fact]
     public void WhenAny_LoserFailsAfterTheWinner_FailureDroppedAndNothingReported()
     {
