@@ -202,7 +202,7 @@ public abstract class SingleThreadRuntime : JobRuntime
                     ThrowIfDeadlocked(waiter);
                 }
 
-                _driver.IdleUntilWoken(waiter);
+                _driver.Park(waiter);
             }
         }
         finally
@@ -301,7 +301,26 @@ public abstract class SingleThreadRuntime : JobRuntime
             return true;
         }
 
+        /// <summary>
+        /// A job of this runtime waits synchronously (<c>Wait()</c> inside a job) and nothing is
+        /// queued: the waiter's loop on the driving thread. As <see cref="Drive"/> does when idle, a
+        /// virtual clock first moves to its next timer (the loop then runs what fell due), and a
+        /// runtime that can tell reports a deadlock, instead of parking until a wake that a virtual
+        /// timer would never send.
+        /// </summary>
         internal override void IdleUntilWoken(BlockingWaiter waiter)
+        {
+            if (waiter.IsDone || runtime.AdvanceIdleClock())
+            {
+                return;
+            }
+
+            runtime.ThrowIfDeadlocked(waiter);
+            Park(waiter);
+        }
+
+        /// <summary>Parks the driving thread until something is queued or <paramref name="waiter"/> is done.</summary>
+        internal void Park(BlockingWaiter waiter)
         {
             if (!waiter.IsDone)
             {

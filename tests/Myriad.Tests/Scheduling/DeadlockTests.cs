@@ -51,6 +51,36 @@ public sealed class DeadlockTests
     }
 
     [Fact]
+    public void WaitInsideAJob_OnAJobAwaitingAVirtualDelay_AdvancesTheClockAndReturns()
+    {
+        // The blocking wait drives the runtime from inside a job: when nothing is queued it must move
+        // the virtual clock on as Run does, or the hour never passes and the wait parks forever.
+        using var runtime = new DeterministicRuntime(5);
+        DateTimeOffset start = runtime.TimeProvider.GetUtcNow();
+        int value = Bounded.Run(runtime, () => Job.FromResult(runtime.Spawn(static async () =>
+        {
+            await Job.Delay(TimeSpan.FromHours(1));
+            return 1;
+        }).Wait()));
+
+        Assert.Equal(1, value);
+        Assert.True(runtime.TimeProvider.GetUtcNow() - start >= TimeSpan.FromHours(1));
+    }
+
+    [Fact]
+    public void WaitInsideAJob_OnAJobNothingCanWake_ThrowsDeadlockException()
+    {
+        using var runtime = new DeterministicRuntime(6);
+        var nobodyWrites = Chan.Unbuffered<int>();
+        DeadlockException error = Assert.Throws<DeadlockException>(() => Bounded.Run(runtime, () =>
+        {
+            runtime.Spawn(async () => await ReceiverJob(nobodyWrites)).Wait();
+            return default(Job);
+        }));
+        Assert.Contains("ReceiverJob", error.Message);
+    }
+
+    [Fact]
     public void Run_JobAwaitingATaskOfAnotherThread_IsNotADeadlock()
     {
         using var runtime = new DeterministicRuntime(4);
