@@ -266,6 +266,12 @@ public sealed class JobTcpConnection : IDisposable
         {
             pending = Socket.ReceiveAsync(buffer, SocketFlags.None, cancellationToken);
         }
+        catch (ObjectDisposedException disposed)
+        {
+            // A faulted job, as on the driver's path, not an exception thrown at the call.
+            EndRead();
+            return Job.FromException<int>(disposed);
+        }
         catch
         {
             EndRead();
@@ -287,6 +293,10 @@ public sealed class JobTcpConnection : IDisposable
         {
             return await pending;
         }
+        catch (SocketException aborted) when (IsAbortedByDispose(aborted))
+        {
+            throw Disposed();
+        }
         finally
         {
             EndRead();
@@ -299,6 +309,11 @@ public sealed class JobTcpConnection : IDisposable
         try
         {
             pending = Socket.SendAsync(buffer, SocketFlags.None, cancellationToken);
+        }
+        catch (ObjectDisposedException disposed)
+        {
+            EndWrite();
+            return Job.FromException(disposed);
         }
         catch
         {
@@ -331,11 +346,25 @@ public sealed class JobTcpConnection : IDisposable
                 pending = Socket.SendAsync(buffer, SocketFlags.None, cancellationToken);
             }
         }
+        catch (SocketException aborted) when (IsAbortedByDispose(aborted))
+        {
+            throw Disposed();
+        }
         finally
         {
             EndWrite();
         }
     }
+
+    /// <summary>
+    /// Whether a BCL operation failed because <see cref="Dispose"/> closed the socket under it: the BCL
+    /// reports that as <see cref="SocketError.OperationAborted"/>, where this type promises
+    /// <see cref="ObjectDisposedException"/> on both paths.
+    /// </summary>
+    private bool IsAbortedByDispose(SocketException error) =>
+        error.SocketErrorCode == SocketError.OperationAborted && Volatile.Read(ref _disposed) != 0;
+
+    private ObjectDisposedException Disposed() => new(nameof(JobTcpConnection));
 
     private static async Job<JobTcpConnection> ConnectBcl(Socket socket, IPEndPoint remote, CancellationToken cancellationToken)
     {

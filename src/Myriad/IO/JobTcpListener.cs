@@ -189,6 +189,12 @@ public sealed class JobTcpListener : IDisposable
             Socket socket = await _socket.AcceptAsync(cancellationToken);
             return new JobTcpConnection(socket, null);
         }
+        catch (SocketException aborted) when (aborted.SocketErrorCode == SocketError.OperationAborted && Volatile.Read(ref _disposed) != 0)
+        {
+            // The BCL's report of a listener closed under a pending accept; this type promises
+            // ObjectDisposedException on both paths.
+            throw new ObjectDisposedException(nameof(JobTcpListener));
+        }
         finally
         {
             EndAccept();
