@@ -394,7 +394,10 @@ public sealed class JobTcpConnection : IDisposable
         int errno = result == 0 ? 0 : Marshal.GetLastPInvokeError();
         if (errno != 0 && errno != LinuxNative.EINPROGRESS)
         {
-            throw new SocketException(ConnectOperation.ToSocketError(errno));
+            // A faulted job, as the BCL's ConnectAsync gives (an unreachable network, say), not an
+            // exception thrown at the call.
+            socket.Dispose();
+            return Job.FromException<JobTcpConnection>(new SocketException(ConnectOperation.ToSocketError(errno)));
         }
 
         var connection = new JobTcpConnection(socket, driver);
