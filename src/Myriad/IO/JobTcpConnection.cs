@@ -146,13 +146,15 @@ public sealed class JobTcpConnection : IDisposable
         if (error == SocketError.Success)
         {
             EndRead();
-            return new Job<int>(received);
+            return received == 0 && !buffer.IsEmpty && registration.AbortReason is { } aborted
+                ? Job.FromException<int>(aborted)
+                : new Job<int>(received);
         }
 
         if (!ReadOperation.ShouldRetry(error))
         {
             EndRead();
-            return Job.FromException<int>(ReadOperation.SocketFailure(error));
+            return Job.FromException<int>(registration.Blame(ReadOperation.SocketFailure(error)));
         }
 
         ReadOperation op = cancellationToken.CanBeCanceled ? new ReadOperation(this) : _read!;
@@ -206,7 +208,7 @@ public sealed class JobTcpConnection : IDisposable
                 if (!WriteOperation.ShouldRetry(error))
                 {
                     EndWrite();
-                    return Job.FromException(WriteOperation.SocketFailure(error));
+                    return Job.FromException(registration.Blame(WriteOperation.SocketFailure(error)));
                 }
 
                 break;

@@ -163,7 +163,8 @@ public sealed class JobTcpListener : IDisposable
                     case LinuxNative.ECONNABORTED:
                         continue; // the peer gave up before we took it: take the next one
                     default:
-                        error = IoDriver.Failure("accept4", errno);
+                        // EINVAL when Dispose shut the socket down under this call: report the disposal.
+                        error = _registration!.Blame(IoDriver.Failure("accept4", errno));
                         return true;
                 }
             }
