@@ -29,7 +29,7 @@ namespace Myriad.IO;
 /// connection is disposed fails with <see cref="ObjectDisposedException"/>; cancellation ends with
 /// <see cref="OperationCanceledException"/>.</para>
 /// </remarks>
-public sealed class JobTcpConnection : IDisposable
+public sealed partial class JobTcpConnection : IDisposable
 {
     private readonly IoRegistration? _registration;
     private readonly ReadOperation? _read;
