@@ -1,6 +1,7 @@
 using System;
 using System.IO;
 using System.Net.Sockets;
+using System.Runtime.CompilerServices;
 using System.Threading;
 using Myriad.IO;
 using Myriad.Scheduling;
@@ -21,9 +22,11 @@ public sealed class JobTcpStreamTests
         using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1 });
         using var listener = JobTcpListener.Bind(IoTestSupport.Loopback, runtime);
         Assert.Equal(OperatingSystem.IsLinux(), listener.UsesIoDriver);
-        var server = runtime.Spawn(listener, static async l =>
+        var accepted = new StrongBox<JobTcpConnection?>();
+        var server = runtime.Spawn((listener, accepted), static async s =>
         {
-            using JobTcpConnection connection = await l.AcceptAsync();
+            using JobTcpConnection connection = await s.listener.AcceptAsync();
+            Volatile.Write(ref s.accepted.Value, connection);
             using var reader = new StreamReader(connection.AsStream(ownsConnection: false));
             using var writer = new StreamWriter(connection.AsStream(ownsConnection: false)) { AutoFlush = true };
             int lines = 0;
@@ -42,19 +45,28 @@ public sealed class JobTcpStreamTests
         using var stream = new NetworkStream(client);
         using var clientReader = new StreamReader(stream);
         using var clientWriter = new StreamWriter(stream) { AutoFlush = true };
-        TestHelpers.OnThread(() =>
+        try
         {
-            for (int i = 0; i < 5; i++)
+            TestHelpers.OnThread(() =>
             {
-                Thread.Sleep(20); // the server's read has to wait for the data
-                clientWriter.WriteLine($"line {i}");
-                Assert.Equal($"line {i}!", clientReader.ReadLine());
-            }
-        }, timeout: Limit);
+                for (int i = 0; i < 5; i++)
+                {
+                    Thread.Sleep(20); // the server's read has to wait for the data
+                    clientWriter.WriteLine($"line {i}");
+                    Assert.Equal($"line {i}!", clientReader.ReadLine());
+                }
+            }, timeout: Limit);
 
-        client.Shutdown(SocketShutdown.Send);
-        Assert.True(server.Wait(Limit));
-        Assert.Equal(5, server.Result);
+            client.Shutdown(SocketShutdown.Send);
+            Assert.True(server.Wait(Limit));
+            Assert.Equal(5, server.Result);
+        }
+        finally
+        {
+            // A server stuck in its read is released by the disposal, so a failure cannot hang the
+            // runtime's Dispose.
+            Volatile.Read(ref accepted.Value)?.Dispose();
+        }
     }
 
     [Fact]
@@ -64,9 +76,11 @@ public sealed class JobTcpStreamTests
         using var listener = JobTcpListener.Bind(IoTestSupport.Loopback, runtime);
         byte[] data = new byte[16 << 20];
         new Random(7).NextBytes(data);
-        var server = runtime.Spawn((listener, data), static async s =>
+        var accepted = new StrongBox<JobTcpConnection?>();
+        var server = runtime.Spawn((listener, data, accepted), static async s =>
         {
             using JobTcpConnection connection = await s.listener.AcceptAsync();
+            Volatile.Write(ref s.accepted.Value, connection);
             using Stream stream = connection.AsStream(ownsConnection: false);
             stream.Write(s.data, 0, s.data.Length);
             connection.ShutdownWrite();
@@ -75,14 +89,21 @@ public sealed class JobTcpStreamTests
         using var client = new Socket(SocketType.Stream, ProtocolType.Tcp);
         client.Connect(listener.LocalEndPoint);
         var received = new MemoryStream();
-        TestHelpers.OnThread(() =>
+        try
         {
-            using var stream = new NetworkStream(client);
-            stream.CopyTo(received);
-        }, timeout: Limit);
+            TestHelpers.OnThread(() =>
+            {
+                using var stream = new NetworkStream(client);
+                stream.CopyTo(received);
+            }, timeout: Limit);
 
-        Assert.True(server.Wait(Limit));
-        Assert.True(received.ToArray().AsSpan().SequenceEqual(data));
+            Assert.True(server.Wait(Limit));
+            Assert.True(received.ToArray().AsSpan().SequenceEqual(data));
+        }
+        finally
+        {
+            Volatile.Read(ref accepted.Value)?.Dispose(); // releases a server stuck in its write
+        }
     }
 
     [Fact]
