@@ -119,6 +119,12 @@ internal abstract class IoOperation<T> : SourceBox<T>, IIoWaiter
     internal static SocketException SocketFailure(SocketError error) => new((int)error);
 
     /// <summary>
+    /// Why the socket was aborted (disposed), or null. A failed call, or a read of 0, reports it instead
+    /// of its own outcome, which the abort may have caused (see <see cref="IoRegistration.Blame"/>).
+    /// </summary>
+    private protected Exception? AbortReason => _registration!.AbortReason;
+
+    /// <summary>
     /// Whether a non-blocking call that returned <paramref name="error"/> should be retried once the
     /// socket is ready again (it would have blocked, or a signal interrupted it) rather than fail.
     /// </summary>
@@ -137,7 +143,15 @@ internal sealed class ReadOperation(JobTcpConnection connection) : IoOperation<i
         int received = connection.Socket.Receive(_buffer.Span, SocketFlags.None, out SocketError error);
         if (error == SocketError.Success)
         {
-            Succeed(received);
+            if (received == 0 && !_buffer.IsEmpty && AbortReason is { } reason)
+            {
+                Fail(reason);
+            }
+            else
+            {
+                Succeed(received);
+            }
+
             return true;
         }
 
@@ -146,7 +160,7 @@ internal sealed class ReadOperation(JobTcpConnection connection) : IoOperation<i
             return false;
         }
 
-        Fail(SocketFailure(error));
+        Fail(AbortReason ?? SocketFailure(error));
         return true;
     }
 
@@ -184,7 +198,7 @@ internal sealed class WriteOperation(JobTcpConnection connection) : IoOperation<
                 return false;
             }
 
-            Fail(SocketFailure(error));
+            Fail(AbortReason ?? SocketFailure(error));
             return true;
         }
     }

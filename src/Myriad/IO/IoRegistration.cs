@@ -68,6 +68,14 @@ internal sealed class IoRegistration
     /// <summary>Set once by <see cref="Abort"/>: why every later operation fails.</summary>
     internal Exception? AbortReason => Volatile.Read(ref _abort);
 
+    /// <summary>
+    /// What a failed system call on this socket reports: <paramref name="error"/>, unless the socket was
+    /// aborted (disposed) meanwhile. Closing a socket while a call is using it makes .NET disconnect it
+    /// to unblock the call, which then fails with ECONNABORTED, EPIPE or EINVAL (or reads an end) that
+    /// only the disposal caused; such a call reports the abort reason instead.
+    /// </summary>
+    internal Exception Blame(Exception error) => AbortReason ?? error;
+
     /// <summary>Step 1 of Park for the caller's fast path, which makes its first attempt itself.</summary>
     internal int ReadSequence(bool write) => Volatile.Read(ref write ? ref _writeSeq : ref _readSeq);
 

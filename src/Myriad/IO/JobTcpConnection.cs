@@ -29,7 +29,7 @@ namespace Myriad.IO;
 /// connection is disposed fails with <see cref="ObjectDisposedException"/>; cancellation ends with
 /// <see cref="OperationCanceledException"/>.</para>
 /// </remarks>
-public sealed class JobTcpConnection : IDisposable
+public sealed partial class JobTcpConnection : IDisposable
 {
     private readonly IoRegistration? _registration;
     private readonly ReadOperation? _read;
@@ -146,13 +146,15 @@ public sealed class JobTcpConnection : IDisposable
         if (error == SocketError.Success)
         {
             EndRead();
-            return new Job<int>(received);
+            return received == 0 && !buffer.IsEmpty && registration.AbortReason is { } aborted
+                ? Job.FromException<int>(aborted)
+                : new Job<int>(received);
         }
 
         if (!ReadOperation.ShouldRetry(error))
         {
             EndRead();
-            return Job.FromException<int>(ReadOperation.SocketFailure(error));
+            return Job.FromException<int>(registration.Blame(ReadOperation.SocketFailure(error)));
         }
 
         ReadOperation op = cancellationToken.CanBeCanceled ? new ReadOperation(this) : _read!;
@@ -206,7 +208,7 @@ public sealed class JobTcpConnection : IDisposable
                 if (!WriteOperation.ShouldRetry(error))
                 {
                     EndWrite();
-                    return Job.FromException(WriteOperation.SocketFailure(error));
+                    return Job.FromException(registration.Blame(WriteOperation.SocketFailure(error)));
                 }
 
                 break;
@@ -266,6 +268,12 @@ public sealed class JobTcpConnection : IDisposable
         {
             pending = Socket.ReceiveAsync(buffer, SocketFlags.None, cancellationToken);
         }
+        catch (ObjectDisposedException disposed)
+        {
+            // A faulted job, as on the driver's path, not an exception thrown at the call.
+            EndRead();
+            return Job.FromException<int>(disposed);
+        }
         catch
         {
             EndRead();
@@ -287,6 +295,10 @@ public sealed class JobTcpConnection : IDisposable
         {
             return await pending;
         }
+        catch (SocketException aborted) when (IsAbortedByDispose(aborted))
+        {
+            throw Disposed();
+        }
         finally
         {
             EndRead();
@@ -299,6 +311,11 @@ public sealed class JobTcpConnection : IDisposable
         try
         {
             pending = Socket.SendAsync(buffer, SocketFlags.None, cancellationToken);
+        }
+        catch (ObjectDisposedException disposed)
+        {
+            EndWrite();
+            return Job.FromException(disposed);
         }
         catch
         {
@@ -331,11 +348,25 @@ public sealed class JobTcpConnection : IDisposable
                 pending = Socket.SendAsync(buffer, SocketFlags.None, cancellationToken);
             }
         }
+        catch (SocketException aborted) when (IsAbortedByDispose(aborted))
+        {
+            throw Disposed();
+        }
         finally
         {
             EndWrite();
         }
     }
+
+    /// <summary>
+    /// Whether a BCL operation failed because <see cref="Dispose"/> closed the socket under it: the BCL
+    /// reports that as <see cref="SocketError.OperationAborted"/>, where this type promises
+    /// <see cref="ObjectDisposedException"/> on both paths.
+    /// </summary>
+    private bool IsAbortedByDispose(SocketException error) =>
+        error.SocketErrorCode == SocketError.OperationAborted && Volatile.Read(ref _disposed) != 0;
+
+    private ObjectDisposedException Disposed() => new(nameof(JobTcpConnection));
 
     private static async Job<JobTcpConnection> ConnectBcl(Socket socket, IPEndPoint remote, CancellationToken cancellationToken)
     {
@@ -365,7 +396,10 @@ public sealed class JobTcpConnection : IDisposable
         int errno = result == 0 ? 0 : Marshal.GetLastPInvokeError();
         if (errno != 0 && errno != LinuxNative.EINPROGRESS)
         {
-            throw new SocketException(ConnectOperation.ToSocketError(errno));
+            // A faulted job, as the BCL's ConnectAsync gives (an unreachable network, say), not an
+            // exception thrown at the call.
+            socket.Dispose();
+            return Job.FromException<JobTcpConnection>(new SocketException(ConnectOperation.ToSocketError(errno)));
         }
 
         var connection = new JobTcpConnection(socket, driver);

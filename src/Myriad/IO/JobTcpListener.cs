@@ -163,7 +163,8 @@ public sealed class JobTcpListener : IDisposable
                     case LinuxNative.ECONNABORTED:
                         continue; // the peer gave up before we took it: take the next one
                     default:
-                        error = IoDriver.Failure("accept4", errno);
+                        // EINVAL when Dispose shut the socket down under this call: report the disposal.
+                        error = _registration!.Blame(IoDriver.Failure("accept4", errno));
                         return true;
                 }
             }
@@ -188,6 +189,12 @@ public sealed class JobTcpListener : IDisposable
         {
             Socket socket = await _socket.AcceptAsync(cancellationToken);
             return new JobTcpConnection(socket, null);
+        }
+        catch (SocketException aborted) when (aborted.SocketErrorCode == SocketError.OperationAborted && Volatile.Read(ref _disposed) != 0)
+        {
+            // The BCL's report of a listener closed under a pending accept; this type promises
+            // ObjectDisposedException on both paths.
+            throw new ObjectDisposedException(nameof(JobTcpListener));
         }
         finally
         {

@@ -8,7 +8,8 @@ namespace Myriad.IO;
 /// <summary>
 /// The <see cref="Stream"/> view of a <see cref="JobTcpConnection"/> (<see cref="JobTcpConnection.AsStream"/>):
 /// asynchronous reads and writes are the connection's jobs seen as <see cref="ValueTask"/>s, without
-/// allocation; synchronous ones wait for them.
+/// allocation; synchronous ones block the calling thread (in the kernel on the driver's path, see
+/// JobTcpConnection.Blocking.cs; by waiting for the job on the BCL path).
 /// </summary>
 internal sealed class JobTcpStream(JobTcpConnection connection, bool ownsConnection) : Stream
 {
@@ -52,6 +53,13 @@ internal sealed class JobTcpStream(JobTcpConnection connection, bool ownsConnect
 
     public override int Read(Span<byte> buffer)
     {
+        if (connection.UsesIoDriver)
+        {
+            // Not a wait for the job: a worker blocked in a wait does not poll the driver (see
+            // JobTcpConnection.Blocking.cs).
+            return connection.ReadBlocking(buffer);
+        }
+
         // The span cannot outlive this call, so the wait happens on a pooled array.
         byte[] rented = System.Buffers.ArrayPool<byte>.Shared.Rent(buffer.Length);
         try
@@ -69,11 +77,17 @@ internal sealed class JobTcpStream(JobTcpConnection connection, bool ownsConnect
     public override void Write(byte[] buffer, int offset, int count)
     {
         ValidateBufferArguments(buffer, offset, count);
-        connection.WriteAsync(buffer.AsMemory(offset, count)).Wait();
+        Write(buffer.AsSpan(offset, count));
     }
 
     public override void Write(ReadOnlySpan<byte> buffer)
     {
+        if (connection.UsesIoDriver)
+        {
+            connection.WriteBlocking(buffer);
+            return;
+        }
+
         byte[] rented = System.Buffers.ArrayPool<byte>.Shared.Rent(buffer.Length);
         try
         {

@@ -239,6 +239,20 @@ public sealed class JobTcpConnectionTests
     }
 
     [Fact]
+    public void ConnectAsync_ImmediateFailure_FaultsTheJobInsteadOfThrowingAtTheCall()
+    {
+        using var runtime = NewRuntime();
+        Bounded.Run(runtime, async () =>
+        {
+            // TCP to the broadcast address fails inside connect itself (no route), not later.
+            Job<JobTcpConnection> connecting = default;
+            Exception? atCall = Record.Exception(() => connecting = JobTcpConnection.ConnectAsync(new IPEndPoint(IPAddress.Broadcast, 9)));
+            Assert.Null(atCall);
+            await Assert.ThrowsAsync<SocketException>(() => connecting.AsTask());
+        });
+    }
+
+    [Fact]
     public void ReadWrite_SteadyState_AllocateNothingPerRoundTrip()
     {
         if (!OperatingSystem.IsLinux())

@@ -1,0 +1,112 @@
+using System;
+using System.Net.Sockets;
+using System.Runtime.ExceptionServices;
+using System.Threading;
+
+namespace Myriad.IO;
+
+/// <summary>
+/// Synchronous reads and writes for the <see cref="System.IO.Stream"/> view (<see cref="JobTcpStream"/>)
+/// on the driver's path: the calling thread blocks in the kernel (<c>poll</c>) until the socket is ready,
+/// as <c>NetworkStream.Read</c> does.
+/// </summary>
+/// <remarks>
+/// <para>Why not wait for the asynchronous operation: only the runtime's workers poll the driver, and a
+/// worker blocked in a synchronous wait does not. A job that reads a line with
+/// <c>StreamReader.ReadLine</c> on a one-worker runtime, or while the other workers sleep on their
+/// parkers, would wait for an event that nobody fetches.</para>
+/// <para>Disposal: the blocked <c>poll</c> holds a reference to the socket handle, so closing it makes
+/// .NET disconnect the socket to unblock the call; the loop then sees the registration's abort reason
+/// and throws <see cref="ObjectDisposedException"/>.</para>
+/// </remarks>
+public sealed partial class JobTcpConnection
+{
+    /// <summary>Reads at least one byte (0 at the end of the stream) into <paramref name="buffer"/>, blocking.</summary>
+    /// <exception cref="InvalidOperationException">Another read is pending.</exception>
+    internal int ReadBlocking(Span<byte> buffer)
+    {
+        IoRegistration registration = _registration!;
+        if (Interlocked.Exchange(ref _readBusy, 1) != 0)
+        {
+            throw new InvalidOperationException("A read is already pending on this connection; await it before starting another.");
+        }
+
+        try
+        {
+            while (true)
+            {
+                ThrowIfAborted(registration);
+                int received = Socket.Receive(buffer, SocketFlags.None, out SocketError error);
+                if (error == SocketError.Success)
+                {
+                    if (received == 0 && !buffer.IsEmpty)
+                    {
+                        ThrowIfAborted(registration);
+                    }
+
+                    return received;
+                }
+
+                if (!IoOperation<int>.ShouldRetry(error))
+                {
+                    throw registration.Blame(IoOperation<int>.SocketFailure(error));
+                }
+
+                Socket.Poll(-1, SelectMode.SelectRead);
+            }
+        }
+        finally
+        {
+            EndRead();
+        }
+    }
+
+    /// <summary>Writes all of <paramref name="buffer"/>, blocking while the socket's send buffer is full.</summary>
+    /// <exception cref="InvalidOperationException">Another write is pending.</exception>
+    internal void WriteBlocking(ReadOnlySpan<byte> buffer)
+    {
+        IoRegistration registration = _registration!;
+        if (Interlocked.Exchange(ref _writeBusy, 1) != 0)
+        {
+            throw new InvalidOperationException("A write is already pending on this connection; await it before starting another.");
+        }
+
+        try
+        {
+            while (true)
+            {
+                ThrowIfAborted(registration);
+                int sent = Socket.Send(buffer, SocketFlags.None, out SocketError error);
+                if (error == SocketError.Success)
+                {
+                    buffer = buffer.Slice(sent);
+                    if (buffer.IsEmpty)
+                    {
+                        return;
+                    }
+
+                    continue;
+                }
+
+                if (!IoOperation<int>.ShouldRetry(error))
+                {
+                    throw registration.Blame(IoOperation<int>.SocketFailure(error));
+                }
+
+                Socket.Poll(-1, SelectMode.SelectWrite);
+            }
+        }
+        finally
+        {
+            EndWrite();
+        }
+    }
+
+    private static void ThrowIfAborted(IoRegistration registration)
+    {
+        if (registration.AbortReason is { } reason)
+        {
+            ExceptionDispatchInfo.Throw(reason);
+        }
+    }
+}

@@ -1,0 +1,224 @@
+using System;
+using System.Collections.Generic;
+using System.Net.Sockets;
+using System.Threading;
+using Myriad.IO;
+using Myriad.Scheduling;
+using Myriad.Tests.Support;
+using Xunit;
+
+namespace Myriad.Tests.IO;
+
+/// <summary>
+/// Disposal racing the driver's own system calls. Closing a socket that another thread is using
+/// makes .NET disconnect it to unblock that call, so the call fails with a socket error
+/// (ECONNABORTED from recv, EINVAL from accept4) that disposal caused: the operation must still end
+/// with <see cref="ObjectDisposedException"/> (or its data, when the data won), never with that error.
+/// </summary>
+public sealed class JobTcpDisposeRaceStressTests
+{
+    private const int Rounds = 20;
+    private const int PairsPerRound = 100;
+
+    [Fact]
+    public void WriteAsync_DisposedWhileThePeerDrains_FailsWithObjectDisposed()
+    {
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        List<string> wrong = Bounded.Run(runtime, async () =>
+        {
+            using var listener = JobTcpListener.Bind(IoTestSupport.Loopback);
+            var wrongOutcomes = new List<string>();
+            for (int round = 0; round < 30; round++)
+            {
+                using var peer = new Socket(SocketType.Stream, ProtocolType.Tcp);
+                Job<JobTcpConnection> accepting = listener.AcceptAsync();
+                peer.Connect(listener.LocalEndPoint);
+                JobTcpConnection server = await accepting;
+
+                // The peer drains as fast as it can, so the write spends its time in send calls,
+                // one of which the disposal interrupts.
+                var drain = new Thread(() =>
+                {
+                    byte[] sink = new byte[1 << 16];
+                    try
+                    {
+                        while (peer.Receive(sink) > 0)
+                        {
+                        }
+                    }
+                    catch (SocketException)
+                    {
+                    }
+                });
+                drain.Start();
+                Job write = JobRuntime.Current!.Spawn(server, static async s => await s.WriteAsync(new byte[256 << 20]));
+                Thread.Sleep(2 + (round % 10));
+                server.Dispose();
+                try
+                {
+                    await write;
+                    wrongOutcomes.Add("256 MiB written before the disposal");
+                }
+                catch (ObjectDisposedException)
+                {
+                }
+                catch (Exception other)
+                {
+                    wrongOutcomes.Add($"{other.GetType().Name}: {other.Message}");
+                }
+
+                drain.Join(); // the disposal ended the peer's stream
+            }
+
+            return wrongOutcomes;
+        }, TimeSpan.FromSeconds(60));
+
+        Assert.Empty(wrong);
+    }
+
+    [Fact]
+    public void ReadAsync_DisposeRacingArrivingData_EndsWithDataOrObjectDisposed()
+    {
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        List<string> wrong = Bounded.Run(runtime, async () =>
+        {
+            using var listener = JobTcpListener.Bind(IoTestSupport.Loopback);
+            var wrongOutcomes = new List<string>();
+            for (int round = 0; round < Rounds; round++)
+            {
+                var clients = new Socket[PairsPerRound];
+                var servers = new JobTcpConnection[PairsPerRound];
+                var reads = new Job<int>[PairsPerRound];
+                for (int i = 0; i < PairsPerRound; i++)
+                {
+                    Job<JobTcpConnection> accepting = listener.AcceptAsync();
+                    clients[i] = new Socket(SocketType.Stream, ProtocolType.Tcp);
+                    clients[i].Connect(listener.LocalEndPoint);
+                    servers[i] = await accepting;
+                    reads[i] = servers[i].ReadAsync(new byte[4]);
+                }
+
+                // The data wakes the reads on the polling worker while another thread disposes.
+                var writer = new Thread(() =>
+                {
+                    foreach (Socket client in clients)
+                    {
+                        client.Send(new byte[] { 1 });
+                    }
+                });
+                var disposer = new Thread(() =>
+                {
+                    foreach (JobTcpConnection server in servers)
+                    {
+                        server.Dispose();
+                    }
+                });
+                writer.Start();
+                disposer.Start();
+                foreach (Job<int> read in reads)
+                {
+                    try
+                    {
+                        int n = await read;
+                        if (n != 1)
+                        {
+                            wrongOutcomes.Add($"read returned {n}");
+                        }
+                    }
+                    catch (ObjectDisposedException)
+                    {
+                    }
+                    catch (Exception other)
+                    {
+                        wrongOutcomes.Add($"{other.GetType().Name}: {other.Message}");
+                    }
+                }
+
+                writer.Join();
+                disposer.Join();
+                foreach (Socket client in clients)
+                {
+                    client.Dispose();
+                }
+            }
+
+            return wrongOutcomes;
+        }, TimeSpan.FromSeconds(60));
+
+        Assert.Empty(wrong);
+    }
+
+    [Fact]
+    public void AcceptAsync_DisposeRacingAnArrivingConnection_EndsWithConnectionOrObjectDisposed()
+    {
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        List<string> wrong = Bounded.Run(runtime, async () =>
+        {
+            var wrongOutcomes = new List<string>();
+            for (int round = 0; round < Rounds; round++)
+            {
+                var listeners = new JobTcpListener[PairsPerRound];
+                var endPoints = new System.Net.IPEndPoint[PairsPerRound];
+                var accepts = new Job<JobTcpConnection>[PairsPerRound];
+                for (int i = 0; i < PairsPerRound; i++)
+                {
+                    listeners[i] = JobTcpListener.Bind(IoTestSupport.Loopback);
+                    endPoints[i] = listeners[i].LocalEndPoint;
+                    accepts[i] = listeners[i].AcceptAsync();
+                }
+
+                var clients = new List<Socket>();
+                var connector = new Thread(() =>
+                {
+                    foreach (System.Net.IPEndPoint endPoint in endPoints)
+                    {
+                        var client = new Socket(SocketType.Stream, ProtocolType.Tcp);
+                        clients.Add(client);
+                        try
+                        {
+                            client.Connect(endPoint);
+                        }
+                        catch (SocketException)
+                        {
+                            // closed first
+                        }
+                    }
+                });
+                var disposer = new Thread(() =>
+                {
+                    foreach (JobTcpListener listener in listeners)
+                    {
+                        listener.Dispose();
+                    }
+                });
+                connector.Start();
+                disposer.Start();
+                foreach (Job<JobTcpConnection> accept in accepts)
+                {
+                    try
+                    {
+                        (await accept).Dispose();
+                    }
+                    catch (ObjectDisposedException)
+                    {
+                    }
+                    catch (Exception other)
+                    {
+                        wrongOutcomes.Add($"{other.GetType().Name}: {other.Message}");
+                    }
+                }
+
+                connector.Join();
+                disposer.Join();
+                foreach (Socket client in clients)
+                {
+                    client.Dispose();
+                }
+            }
+
+            return wrongOutcomes;
+        }, TimeSpan.FromSeconds(60));
+
+        Assert.Empty(wrong);
+    }
+}

@@ -1,0 +1,126 @@
+using System;
+using System.IO;
+using System.Net.Sockets;
+using System.Runtime.CompilerServices;
+using System.Threading;
+using Myriad.IO;
+using Myriad.Scheduling;
+using Myriad.Tests.Support;
+using Xunit;
+
+namespace Myriad.Tests.IO;
+
+/// <summary>The synchronous <see cref="Stream"/> methods of <see cref="JobTcpConnection.AsStream"/>.</summary>
+public sealed class JobTcpStreamTests
+{
+    private static readonly TimeSpan Limit = TimeSpan.FromSeconds(20);
+
+    [Fact]
+    public void ReadLine_SynchronousInsideAJobOnOneWorker_CompletesEachRoundTrip()
+    {
+        // The only worker blocks in ReadLine: nobody else could poll the driver for it.
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1 });
+        using var listener = JobTcpListener.Bind(IoTestSupport.Loopback, runtime);
+        Assert.Equal(OperatingSystem.IsLinux(), listener.UsesIoDriver);
+        var accepted = new StrongBox<JobTcpConnection?>();
+        var server = runtime.Spawn((listener, accepted), static async s =>
+        {
+            using JobTcpConnection connection = await s.listener.AcceptAsync();
+            Volatile.Write(ref s.accepted.Value, connection);
+            using var reader = new StreamReader(connection.AsStream(ownsConnection: false));
+            using var writer = new StreamWriter(connection.AsStream(ownsConnection: false)) { AutoFlush = true };
+            int lines = 0;
+            string? line;
+            while ((line = reader.ReadLine()) != null)
+            {
+                writer.WriteLine(line + "!");
+                lines++;
+            }
+
+            return lines;
+        }).AsTask();
+
+        using var client = new Socket(SocketType.Stream, ProtocolType.Tcp);
+        client.Connect(listener.LocalEndPoint);
+        using var stream = new NetworkStream(client);
+        using var clientReader = new StreamReader(stream);
+        using var clientWriter = new StreamWriter(stream) { AutoFlush = true };
+        try
+        {
+            TestHelpers.OnThread(() =>
+            {
+                for (int i = 0; i < 5; i++)
+                {
+                    Thread.Sleep(20); // the server's read has to wait for the data
+                    clientWriter.WriteLine($"line {i}");
+                    Assert.Equal($"line {i}!", clientReader.ReadLine());
+                }
+            }, timeout: Limit);
+
+            client.Shutdown(SocketShutdown.Send);
+            Assert.True(server.Wait(Limit));
+            Assert.Equal(5, server.Result);
+        }
+        finally
+        {
+            // A server stuck in its read is released by the disposal, so a failure cannot hang the
+            // runtime's Dispose.
+            Volatile.Read(ref accepted.Value)?.Dispose();
+        }
+    }
+
+    [Fact]
+    public void Write_SynchronousLargerThanTheSocketBuffers_AllBytesArrive()
+    {
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1 });
+        using var listener = JobTcpListener.Bind(IoTestSupport.Loopback, runtime);
+        byte[] data = new byte[16 << 20];
+        new Random(7).NextBytes(data);
+        var accepted = new StrongBox<JobTcpConnection?>();
+        var server = runtime.Spawn((listener, data, accepted), static async s =>
+        {
+            using JobTcpConnection connection = await s.listener.AcceptAsync();
+            Volatile.Write(ref s.accepted.Value, connection);
+            using Stream stream = connection.AsStream(ownsConnection: false);
+            stream.Write(s.data, 0, s.data.Length);
+            connection.ShutdownWrite();
+        }).AsTask();
+
+        using var client = new Socket(SocketType.Stream, ProtocolType.Tcp);
+        client.Connect(listener.LocalEndPoint);
+        var received = new MemoryStream();
+        try
+        {
+            TestHelpers.OnThread(() =>
+            {
+                using var stream = new NetworkStream(client);
+                stream.CopyTo(received);
+            }, timeout: Limit);
+
+            Assert.True(server.Wait(Limit));
+            Assert.True(received.ToArray().AsSpan().SequenceEqual(data));
+        }
+        finally
+        {
+            Volatile.Read(ref accepted.Value)?.Dispose(); // releases a server stuck in its write
+        }
+    }
+
+    [Fact]
+    public void Read_DisposedWhileBlocked_ThrowsObjectDisposed()
+    {
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        using var listener = JobTcpListener.Bind(IoTestSupport.Loopback, runtime);
+        var accepting = listener.AcceptAsync().AsTask();
+        using JobTcpConnection client = JobTcpConnection.ConnectAsync(listener.LocalEndPoint, runtime).AsTask().Result;
+        JobTcpConnection server = accepting.Result;
+        Stream stream = server.AsStream();
+        Exception? error = null;
+        var reader = new Thread(() => error = Record.Exception(() => stream.Read(new byte[8], 0, 8)));
+        reader.Start();
+        Thread.Sleep(50); // blocked in the read
+        stream.Dispose();
+        Assert.True(reader.Join(Limit));
+        Assert.IsType<ObjectDisposedException>(error);
+    }
+}
