@@ -37,10 +37,28 @@ internal sealed partial class Worker
     /// <summary>The fairness tick: a busy worker looks at the driver now and then (never blocking).</summary>
     private void PollIoOnTick()
     {
-        IoDriver? driver = _runtime.IoDriverOrNull;
-        if (driver is null || _tick % (uint)_runtime.Options.IoPollInterval != 0 || driver.RegisteredCount == 0 || !driver.TryAcquirePoller())
+        if (_tick % (uint)_runtime.Options.IoPollInterval == 0)
         {
-            return;
+            PollIoNow();
+        }
+    }
+
+    /// <summary>
+    /// Polls the driver without blocking, if there is one with registrations and the poller token is
+    /// free, and queues the jobs that became ready on this worker. True if any event came in.
+    /// </summary>
+    /// <remarks>
+    /// Also called by a worker blocked in <c>Wait()</c> before each short sleep
+    /// (<see cref="IdleUntilWoken"/>): the awaited job may be waiting for a socket, and nobody else
+    /// may poll for it (a runtime with one worker; or siblings asleep on their parkers because they
+    /// found the token taken when they parked, which the driver's events cannot reach).
+    /// </remarks>
+    private bool PollIoNow()
+    {
+        IoDriver? driver = _runtime.IoDriverOrNull;
+        if (driver is null || driver.RegisteredCount == 0 || !driver.TryAcquirePoller())
+        {
+            return false;
         }
 
         try
@@ -49,7 +67,10 @@ internal sealed partial class Worker
             if (count > 0)
             {
                 DispatchIo(driver, count);
+                return true;
             }
+
+            return false;
         }
         finally
         {

@@ -132,7 +132,8 @@ internal sealed partial class Worker : SchedulerContext
     {
         // A worker blocked in Wait is not on the idle stack: notifiers will not wake it for new
         // work, so it sleeps briefly and looks again, and the awaited job's completion wakes it.
-        if (!waiter.IsDone)
+        // It polls the I/O driver first: the awaited job may wait for a socket nobody else polls.
+        if (!waiter.IsDone && !PollIoNow())
         {
             Parker.Park(MyriadDefaults.HelpLoopParkMilliseconds);
         }

@@ -69,6 +69,59 @@ public sealed class JobTcpStreamTests
         }
     }
 
+    [Theory]
+    [InlineData(1)]
+    [InlineData(2)]
+    public void ReadAsyncWait_InsideAJob_CompletesWhenTheDataArrives(int workers)
+    {
+        // Not the stream: Wait() on the connection's own read job. The worker blocked in the wait
+        // must poll the driver itself: with one worker nobody else does, and with two the sibling
+        // may be asleep on its parker (it found the poller token taken when it parked).
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = workers });
+        using var listener = JobTcpListener.Bind(IoTestSupport.Loopback, runtime);
+        var accepted = new StrongBox<JobTcpConnection?>();
+        var server = runtime.Spawn((listener, accepted), static async s =>
+        {
+            JobTcpConnection connection = await s.listener.AcceptAsync();
+            Volatile.Write(ref s.accepted.Value, connection);
+            byte[] buffer = new byte[16];
+            int total = 0;
+            for (int i = 0; i < 5; i++)
+            {
+                int read = connection.ReadAsync(buffer).Wait();
+                connection.WriteAsync(buffer.AsMemory(0, read)).Wait();
+                total += read;
+            }
+
+            return total;
+        }).AsTask();
+
+        using var client = new Socket(SocketType.Stream, ProtocolType.Tcp);
+        client.Connect(listener.LocalEndPoint);
+        client.ReceiveTimeout = (int)Limit.TotalMilliseconds;
+        try
+        {
+            TestHelpers.OnThread(() =>
+            {
+                byte[] reply = new byte[1];
+                for (int i = 0; i < 5; i++)
+                {
+                    Thread.Sleep(20); // the server's read has to wait for the data
+                    client.Send([(byte)i]);
+                    Assert.Equal(1, client.Receive(reply));
+                    Assert.Equal((byte)i, reply[0]);
+                }
+            }, timeout: Limit);
+
+            Assert.True(server.Wait(Limit));
+            Assert.Equal(5, server.Result);
+        }
+        finally
+        {
+            Volatile.Read(ref accepted.Value)?.Dispose();
+        }
+    }
+
     [Fact]
     public void Write_SynchronousLargerThanTheSocketBuffers_AllBytesArrive()
     {
