@@ -17,6 +17,11 @@ internal static class MyriadLog
     private static readonly Action<ILogger, string, Exception?> s_drained = LoggerMessage.Define<string>(
         LogLevel.Debug, new EventId(3, "Drained"), "Runtime {Runtime} drained and stopped.");
 
+    private static readonly Action<ILogger, string, Exception?> s_drainNotAwaited = LoggerMessage.Define<string>(
+        LogLevel.Warning, new EventId(4, "DrainNotAwaited"), "The host's shutdown timeout had expired before runtime {Runtime} was disposed; its queued jobs drain in the background.");
+
+    internal static void DrainNotAwaited(ILogger logger, string runtime) => s_drainNotAwaited(logger, runtime, null);
+
     internal static void UnobservedException(ILogger logger, string runtime, Exception exception) => s_unobserved(logger, runtime, exception);
 
     internal static void DrainTimedOut(ILogger logger, string runtime) => s_drainTimedOut(logger, runtime, null);

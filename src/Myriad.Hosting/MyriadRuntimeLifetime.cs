@@ -17,7 +17,8 @@ namespace Myriad.Hosting;
 /// <item><see cref="StoppedAsync"/>, after every hosted service's <c>StopAsync</c> returned,
 /// disposes it: no service still spawns, and the queued jobs drain. The wait is bounded by the
 /// token, which the host cancels when its shutdown timeout expires; the drain then goes on
-/// without the host, which logs a warning and proceeds.</item>
+/// without the host, which logs a warning and proceeds, and disposing the host (which disposes the
+/// runtime again) does not wait for it either.</item>
 /// </list>
 /// </summary>
 internal sealed class MyriadRuntimeLifetime(MultiThreadRuntime runtime, ILoggerFactory? loggerFactory = null) : IHostedLifecycleService
@@ -36,14 +37,26 @@ internal sealed class MyriadRuntimeLifetime(MultiThreadRuntime runtime, ILoggerF
 
     public async Task StoppedAsync(CancellationToken cancellationToken)
     {
+        bool expiredOnArrival = cancellationToken.IsCancellationRequested;
         try
         {
-            await runtime.DisposeAsync().AsTask().WaitAsync(cancellationToken).ConfigureAwait(false);
+            // With the token: once the host's shutdown timeout expired, the container's own
+            // disposal of the runtime returns at once instead of waiting for the drain.
+            await runtime.DisposeAsync(cancellationToken).ConfigureAwait(false);
             MyriadLog.Drained(_logger, runtime.Name);
         }
         catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
         {
-            MyriadLog.DrainTimedOut(_logger, runtime.Name);
+            // A token canceled on arrival means other services used up the timeout: say so rather
+            // than blame the drain, which was not given any time.
+            if (expiredOnArrival)
+            {
+                MyriadLog.DrainNotAwaited(_logger, runtime.Name);
+            }
+            else
+            {
+                MyriadLog.DrainTimedOut(_logger, runtime.Name);
+            }
         }
     }
 }

@@ -83,6 +83,60 @@ public class MyriadRuntimeLifetimeTests
     }
 
     [Fact]
+    public async Task Dispose_AfterTheDrainTimedOut_ReturnsWithoutWaitingForTheDrain()
+    {
+        // A job that ignores every cancellation keeps the drain going forever: once the shutdown
+        // timeout expired, disposing the host (the container disposes the runtime again) must not
+        // wait for it, or the process never exits.
+        var logs = new LogCapture();
+        var stop = new StrongBox<bool>();
+        IHost host = TestHost.Build(logs, null, services => services.AddMyriad(), shutdownTimeout: TimeSpan.FromMilliseconds(200));
+        try
+        {
+            await host.StartAsync();
+            var runtime = host.Services.GetRequiredService<JobRuntime>();
+            runtime.SpawnDetached(stop, static async s =>
+            {
+                while (!Volatile.Read(ref s.Value))
+                {
+                    await Task.Yield();
+                }
+            });
+
+            await host.StopAsync().WaitAsync(Patience);
+            Assert.Contains(logs.Entries, e => e.Category == "Myriad" && e.Id.Name == "DrainTimedOut");
+
+            await Task.Run(host.Dispose).WaitAsync(Patience);
+            Assert.False(Volatile.Read(ref stop.Value));
+        }
+        finally
+        {
+            Volatile.Write(ref stop.Value, true); // the drain ends, and the workers leave
+        }
+    }
+
+    [Fact]
+    public async Task StopAsync_AnotherServiceUsedUpTheTimeout_LogsThatTheDrainWasNotAwaited()
+    {
+        var logs = new LogCapture();
+        using IHost host = TestHost.Build(logs, null, services => services.AddMyriad().AddHostedService<SlowToStop>(), shutdownTimeout: TimeSpan.FromMilliseconds(100));
+        await host.StartAsync();
+
+        await host.StopAsync().WaitAsync(Patience);
+
+        Assert.Contains(logs.Entries, e => e.Category == "Myriad" && e.Level == LogLevel.Warning && e.Id.Name == "DrainNotAwaited");
+        Assert.DoesNotContain(logs.Entries, e => e.Id.Name == "DrainTimedOut");
+    }
+
+    /// <summary>A service whose stop outlasts any short shutdown timeout (it ignores the token).</summary>
+    private sealed class SlowToStop : IHostedService
+    {
+        public Task StartAsync(CancellationToken cancellationToken) => Task.CompletedTask;
+
+        public Task StopAsync(CancellationToken cancellationToken) => Task.Delay(400, CancellationToken.None);
+    }
+
+    [Fact]
     public async Task UnobservedException_OfDetachedJob_IsLoggedAsError()
     {
         var logs = new LogCapture();

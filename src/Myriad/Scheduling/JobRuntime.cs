@@ -35,6 +35,9 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     private readonly StripedCounter _completed = new();
     private int _disposed;
 
+    /// <summary>Set once a <see cref="DisposeAsync(CancellationToken)"/> gave up waiting: later disposals stop waiting too.</summary>
+    private volatile bool _drainWaitAbandoned;
+
     /// <summary>Completes when the winning <see cref="Dispose()"/> call has finished.</summary>
     private readonly TaskCompletionSource _disposal = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
@@ -392,7 +395,7 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
                 throw;
             }
         }
-        else if (!OwnsCurrentThread)
+        else if (!OwnsCurrentThread && !_drainWaitAbandoned)
         {
             // A later caller expects the drain the first call promises (a using block racing a
             // shutdown hook, say). A worker cannot wait for it: the drain ends only when every
@@ -408,10 +411,47 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     {
         if (Volatile.Read(ref _disposed) != 0)
         {
-            return new ValueTask(_disposal.Task);
+            return _drainWaitAbandoned ? default : new ValueTask(_disposal.Task);
         }
 
         return new ValueTask(Task.Factory.StartNew(static r => ((JobRuntime)r!).Dispose(), this, CancellationToken.None, TaskCreationOptions.DenyChildAttach | TaskCreationOptions.LongRunning, TaskScheduler.Default));
+    }
+
+    /// <summary>
+    /// Stops the runtime, as <see cref="DisposeAsync()"/> does, and waits for the disposal until
+    /// <paramref name="cancellationToken"/> fires: a host's shutdown timeout, say, when a job ignores
+    /// its cancellation and the drain would never end.
+    /// </summary>
+    /// <remarks>
+    /// Giving up does not stop the disposal: it goes on in the background (the runtime's threads
+    /// are background threads, so they do not keep the process alive), and from then on every
+    /// <see cref="Dispose()"/> and <see cref="DisposeAsync()"/> call returns at once instead of
+    /// waiting for it. Whoever owns the runtime decided to stop waiting; a dependency-injection
+    /// container disposing it afterwards must not block the process's exit.
+    /// </remarks>
+    /// <exception cref="OperationCanceledException">The token fired before the disposal was complete.</exception>
+    public ValueTask DisposeAsync(CancellationToken cancellationToken)
+    {
+        ValueTask disposal = DisposeAsync();
+        if (disposal.IsCompleted || !cancellationToken.CanBeCanceled)
+        {
+            return disposal;
+        }
+
+        return WaitForDisposal(disposal.AsTask(), cancellationToken);
+    }
+
+    private async ValueTask WaitForDisposal(Task disposal, CancellationToken cancellationToken)
+    {
+        try
+        {
+            await disposal.WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested && !disposal.IsCompleted)
+        {
+            _drainWaitAbandoned = true;
+            throw;
+        }
     }
 
     /// <summary>
@@ -420,7 +460,7 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     /// </summary>
     private protected abstract void DisposeCore();
 
-    /// <summary>Marks the disposal complete: later <see cref="Dispose()"/> calls and <see cref="DisposeAsync"/> stop waiting.</summary>
+    /// <summary>Marks the disposal complete: later <see cref="Dispose()"/> calls and <see cref="DisposeAsync()"/> stop waiting.</summary>
     private protected void CompleteDisposal()
     {
         // From here on a job of this runtime that is woken finds no runtime and is canceled

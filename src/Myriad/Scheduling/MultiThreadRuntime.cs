@@ -18,7 +18,7 @@ namespace Myriad.Scheduling;
 /// from one of the runtime's own workers only starts the shutdown and returns at once (waiting
 /// there could deadlock on a worker blocked waiting for the disposing job); the drain then runs
 /// as usual, and another thread's <see cref="JobRuntime.Dispose()"/> or
-/// <see cref="JobRuntime.DisposeAsync"/> waits for it. A job may await <c>DisposeAsync</c>, but
+/// <see cref="JobRuntime.DisposeAsync()"/> waits for it. A job may await <c>DisposeAsync</c>, but
 /// blocking a worker on it waits for that worker itself.</para>
 /// <para><b>Blocking a worker.</b> Waiting synchronously on a worker (<c>job.Wait()</c>) keeps that
 /// worker running other jobs until the awaited one completes, so it cannot deadlock the runtime;

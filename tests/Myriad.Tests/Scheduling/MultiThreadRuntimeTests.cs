@@ -343,6 +343,56 @@ public class MultiThreadRuntimeTests
         first.AsTask().Wait();
     }
 
+    [Fact]
+    public void DisposeAsyncWithToken_DrainNeverEnds_ThrowsOnCancelAndLaterDisposalsReturnAtOnce()
+    {
+        // A job that ignores every cancellation keeps the drain going forever: the owner gives up
+        // waiting (a host's shutdown timeout), and then a container's Dispose must not block.
+        var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        var stop = new StrongBox<bool>();
+        runtime.SpawnDetached(stop, static async s =>
+        {
+            while (!Volatile.Read(ref s.Value))
+            {
+                await Task.Yield();
+            }
+        });
+
+        try
+        {
+            using var timeout = new CancellationTokenSource(TimeSpan.FromMilliseconds(100));
+            Task disposal = runtime.DisposeAsync(timeout.Token).AsTask();
+            OperationCanceledException error = TestHelpers.OnThread(
+                () => Assert.ThrowsAny<OperationCanceledException>(() => disposal.GetAwaiter().GetResult()),
+                timeout: Bounded.Limit);
+            Assert.Equal(timeout.Token, error.CancellationToken);
+            Assert.True(runtime.IsDisposed);
+
+            Assert.True(TestHelpers.OnThread(() => { runtime.Dispose(); return true; }, timeout: Bounded.Limit));
+            Assert.True(runtime.DisposeAsync().IsCompleted);
+        }
+        finally
+        {
+            Volatile.Write(ref stop.Value, true); // the drain ends, and the workers leave
+        }
+    }
+
+    [Fact]
+    public void DisposeAsyncWithToken_DrainEndsFirst_CompletesAndLaterDisposalsWaitAsBefore()
+    {
+        var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        var ran = new int[1];
+        for (int i = 0; i < 50; i++)
+        {
+            runtime.SpawnDetached(ran, static r => Interlocked.Increment(ref r[0]));
+        }
+
+        using var patience = new CancellationTokenSource(Bounded.Limit);
+        Assert.True(runtime.DisposeAsync(patience.Token).AsTask().Wait(Bounded.Limit));
+        Assert.Equal(50, Volatile.Read(ref ran[0]));
+        Assert.True(runtime.DisposeAsync().IsCompleted);
+    }
+
     private sealed class Blocked
     {
         public MultiThreadRuntime Runtime = null!;
