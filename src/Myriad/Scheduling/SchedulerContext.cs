@@ -21,6 +21,14 @@ internal abstract class SchedulerContext(JobRuntime runtime)
     /// </summary>
     internal readonly short RuntimeId = runtime.Id;
 
+    /// <summary>
+    /// A deterministic runtime's driver: a completion made on this thread queues the job it wakes
+    /// instead of running it inline, so that the seed decides whether the waker or the woken job goes
+    /// on first (inline, the woken job would always run before the waker's next statement, an order
+    /// no other runtime guarantees, and bugs that need the other order could never be found).
+    /// </summary>
+    internal readonly bool QueuesResumes = runtime is DeterministicRuntime;
+
     /// <summary>The <see cref="RuntimeId"/> of the calling thread's state: its runtime's, or <see cref="RuntimeRegistry.Foreign"/> on a thread of none.</summary>
     [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
     internal static short RuntimeIdOf(PerThread state) => state.Context is { } context ? context.RuntimeId : RuntimeRegistry.Foreign;

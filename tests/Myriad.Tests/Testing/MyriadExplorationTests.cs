@@ -242,7 +242,10 @@ public sealed class MyriadExplorationTests
         });
         (int index, Job<int> winner) = await Job.WhenAny(Tracked(0, 3), Tracked(1, 1), Tracked(2, 2));
         Assert.Equal(index, await winner);
-        Assert.Equal(index, finished[0]); // the winner is the first to complete
+        // The winner completed; which of the jobs that completed before WhenAny's observers ran
+        // wins is the seed's choice (wake-ups are queued steps), as it is the threads' on a
+        // multi-thread runtime.
+        Assert.Contains(index, finished);
 
         var failing = runtime.Spawn(async () =>
         {
