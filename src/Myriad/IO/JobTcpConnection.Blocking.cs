@@ -11,10 +11,11 @@ namespace Myriad.IO;
 /// as <c>NetworkStream.Read</c> does.
 /// </summary>
 /// <remarks>
-/// <para>Why not wait for the asynchronous operation: only the runtime's workers poll the driver, and a
-/// worker blocked in a synchronous wait does not. A job that reads a line with
-/// <c>StreamReader.ReadLine</c> on a one-worker runtime, or while the other workers sleep on their
-/// parkers, would wait for an event that nobody fetches.</para>
+/// <para>Why not wait for the asynchronous operation: a worker blocked in a synchronous wait polls the
+/// driver only between its 1 ms sleeps (<c>Worker.IdleUntilWoken</c>), and on a one-worker runtime, or
+/// while the other workers sleep on their parkers, nobody else fetches the event: a job reading lines
+/// with <c>StreamReader.ReadLine</c> would pay up to a millisecond a read. Blocking in the kernel
+/// wakes at once.</para>
 /// <para>Disposal: the blocked <c>poll</c> holds a reference to the socket handle, so closing it makes
 /// .NET disconnect the socket to unblock the call; the loop then sees the registration's abort reason
 /// and throws <see cref="ObjectDisposedException"/>.</para>

@@ -13,9 +13,13 @@ namespace Myriad.IO;
 /// </summary>
 internal sealed class JobTcpStream(JobTcpConnection connection, bool ownsConnection) : Stream
 {
-    public override bool CanRead => true;
+    // Set by Dispose: the view stops working (as NetworkStream does), also when it does not own the
+    // connection, which then stays usable through the connection itself.
+    private volatile bool _disposed;
 
-    public override bool CanWrite => true;
+    public override bool CanRead => !_disposed;
+
+    public override bool CanWrite => !_disposed;
 
     public override bool CanSeek => false;
 
@@ -27,8 +31,11 @@ internal sealed class JobTcpStream(JobTcpConnection connection, bool ownsConnect
         set => throw new NotSupportedException();
     }
 
-    public override ValueTask<int> ReadAsync(Memory<byte> buffer, CancellationToken cancellationToken = default) =>
-        connection.ReadAsync(buffer, cancellationToken).AsValueTask();
+    public override ValueTask<int> ReadAsync(Memory<byte> buffer, CancellationToken cancellationToken = default)
+    {
+        ObjectDisposedException.ThrowIf(_disposed, this);
+        return connection.ReadAsync(buffer, cancellationToken).AsValueTask();
+    }
 
     public override Task<int> ReadAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken)
     {
@@ -36,8 +43,11 @@ internal sealed class JobTcpStream(JobTcpConnection connection, bool ownsConnect
         return ReadAsync(buffer.AsMemory(offset, count), cancellationToken).AsTask();
     }
 
-    public override ValueTask WriteAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken = default) =>
-        connection.WriteAsync(buffer, cancellationToken).AsValueTask();
+    public override ValueTask WriteAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken = default)
+    {
+        ObjectDisposedException.ThrowIf(_disposed, this);
+        return connection.WriteAsync(buffer, cancellationToken).AsValueTask();
+    }
 
     public override Task WriteAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken)
     {
@@ -53,10 +63,11 @@ internal sealed class JobTcpStream(JobTcpConnection connection, bool ownsConnect
 
     public override int Read(Span<byte> buffer)
     {
+        ObjectDisposedException.ThrowIf(_disposed, this);
         if (connection.UsesIoDriver)
         {
-            // Not a wait for the job: a worker blocked in a wait does not poll the driver (see
-            // JobTcpConnection.Blocking.cs).
+            // Not a wait for the job: a worker blocked in a wait polls the driver only between
+            // short sleeps (see JobTcpConnection.Blocking.cs).
             return connection.ReadBlocking(buffer);
         }
 
@@ -82,6 +93,7 @@ internal sealed class JobTcpStream(JobTcpConnection connection, bool ownsConnect
 
     public override void Write(ReadOnlySpan<byte> buffer)
     {
+        ObjectDisposedException.ThrowIf(_disposed, this);
         if (connection.UsesIoDriver)
         {
             connection.WriteBlocking(buffer);
@@ -113,6 +125,7 @@ internal sealed class JobTcpStream(JobTcpConnection connection, bool ownsConnect
 
     protected override void Dispose(bool disposing)
     {
+        _disposed = true;
         if (disposing && ownsConnection)
         {
             connection.Dispose();

@@ -123,6 +123,33 @@ public sealed class JobTcpStreamTests
     }
 
     [Fact]
+    public void Dispose_OfAViewThatDoesNotOwnTheConnection_StopsTheViewAndLeavesTheConnectionUsable()
+    {
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        using var listener = JobTcpListener.Bind(IoTestSupport.Loopback, runtime);
+        var server = runtime.Spawn(listener, static async l =>
+        {
+            using JobTcpConnection connection = await l.AcceptAsync();
+            byte[] buffer = new byte[4];
+            int read = await connection.ReadAsync(buffer);
+            return read;
+        }).AsTask();
+
+        using JobTcpConnection client = JobTcpConnection.ConnectAsync(listener.LocalEndPoint, runtime).Wait();
+        Stream view = client.AsStream(ownsConnection: false);
+        view.Dispose();
+
+        Assert.False(view.CanRead);
+        Assert.False(view.CanWrite);
+        Assert.Throws<ObjectDisposedException>(() => view.Write([1]));
+        Assert.Throws<ObjectDisposedException>(() => view.Read(new byte[1], 0, 1));
+        Assert.Throws<ObjectDisposedException>(() => { _ = view.WriteAsync(new byte[1]); });
+        client.WriteAsync(new byte[] { 1, 2, 3 }).Wait(); // the connection itself still works
+        Assert.True(server.Wait(Limit));
+        Assert.Equal(3, server.Result);
+    }
+
+    [Fact]
     public void Write_SynchronousLargerThanTheSocketBuffers_AllBytesArrive()
     {
         using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1 });
