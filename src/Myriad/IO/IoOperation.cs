@@ -190,6 +190,14 @@ internal sealed class WriteOperation(JobTcpConnection connection) : IoOperation<
                     return true;
                 }
 
+                // As in the connection's fast path: a fast peer never makes this loop wait, so
+                // a disposal must be checked between sends.
+                if (AbortReason is { } aborted)
+                {
+                    Fail(aborted);
+                    return true;
+                }
+
                 continue;
             }
 

@@ -202,6 +202,15 @@ public sealed partial class JobTcpConnection : IDisposable
                         return Job.CompletedJob;
                     }
 
+                    // A peer that drains as fast as this loop sends keeps it going without a
+                    // would-block: a disposal must stop it here (the socket may stay open until
+                    // the last send returns).
+                    if (registration.AbortReason is { } aborted)
+                    {
+                        EndWrite();
+                        return Job.FromException(aborted);
+                    }
+
                     continue;
                 }
 
