@@ -32,6 +32,9 @@ internal sealed class VirtualClock : TimeProvider
     /// <summary>Virtual time zero: 2000-01-01 00:00 UTC, a fixed instant so that runs do not depend on the machine's clock.</summary>
     internal static readonly DateTimeOffset Epoch = new(2000, 1, 1, 0, 0, 0, TimeSpan.Zero);
 
+    /// <summary>The last virtual instant, in milliseconds since <see cref="Epoch"/>, that a <see cref="DateTimeOffset"/> can hold.</summary>
+    private static readonly long s_lastRepresentableMs = (long)(DateTimeOffset.MaxValue - Epoch).TotalMilliseconds;
+
     private readonly JobRuntime _runtime;
     private readonly TimerShard _shard = new(0);
     private readonly TimerBatch _batch = new();
@@ -90,6 +93,15 @@ internal sealed class VirtualClock : TimeProvider
                 if (next == long.MaxValue)
                 {
                     return false;
+                }
+
+                if (next > s_lastRepresentableMs)
+                {
+                    // Only a timer that fires again and again with nothing else finishing (an
+                    // unstopped ticker beside stuck jobs) gets here: say so, rather than let the
+                    // next reading of the clock fail in DateTimeOffset's arithmetic.
+                    throw new InvalidOperationException(
+                        $"Virtual time would pass {DateTimeOffset.MaxValue:yyyy-MM-dd}: a timer keeps firing (a ticker that is never stopped, say) while the run does not finish. Stop tickers when their jobs end, or look for a job that waits forever.");
                 }
 
                 wheel.Advance(next, _batch); // a cascade only moves timers down a level; the loop goes on to the slot that fires

@@ -2,6 +2,7 @@ using System;
 using System.Threading;
 using Myriad.Channels;
 using Myriad.Scheduling;
+using Myriad.Tests.Support;
 using Xunit;
 
 namespace Myriad.Tests.Channels;
@@ -84,6 +85,23 @@ public sealed class ChanTimerTests
             Assert.Equal(TimeSpan.FromSeconds(i + 1), ticks[i].Elapsed);
             Assert.Equal(TimeSpan.FromSeconds(i + 1), ticks[i].Sent);
         }
+    }
+
+    [Fact]
+    public void Ticker_NeverStoppedBesideAStuckJob_ThrowsAClearErrorBeforeVirtualTimeOverflows()
+    {
+        // The ticker keeps the virtual clock moving (so no deadlock is reported) while the job
+        // waits forever; with a long period the clock reaches DateTimeOffset's end within seconds.
+        using var runtime = new DeterministicRuntime(seed: 5);
+        var nobodySends = Chan.Unbuffered<int>();
+        var error = Assert.Throws<InvalidOperationException>(() => Bounded.Run(runtime, async () =>
+        {
+            Ticker ticker = Chan.Ticker(TimeSpan.FromDays(40));
+            await nobodySends.ReceiveAsync();
+            ticker.Stop();
+        }));
+        Assert.Contains("Virtual time would pass", error.Message);
+        Assert.Contains("ticker", error.Message);
     }
 
     [Fact]
