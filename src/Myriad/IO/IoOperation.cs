@@ -1,6 +1,5 @@
 using System;
 using Myriad.Internal;
-using System.Net.Sockets;
 using System.Threading;
 using Myriad.Jobs;
 
@@ -115,20 +114,24 @@ internal abstract class IoOperation<T> : SourceBox<T>, IIoWaiter
         }
     }
 
-    /// <summary>A socket error as the BCL reports it.</summary>
-    internal static SocketException SocketFailure(SocketError error) => new((int)error);
+    /// <summary>The registration of the socket this operation is parked on.</summary>
+    private protected IoRegistration Registration => _registration!;
 
-    /// <summary>
-    /// Why the socket was aborted (disposed), or null. A failed call, or a read of 0, reports it instead
-    /// of its own outcome, which the abort may have caused (see <see cref="IoRegistration.Blame"/>).
-    /// </summary>
-    private protected Exception? AbortReason => _registration!.AbortReason;
-
-    /// <summary>
-    /// Whether a non-blocking call that returned <paramref name="error"/> should be retried once the
-    /// socket is ready again (it would have blocked, or a signal interrupted it) rather than fail.
-    /// </summary>
-    internal static bool ShouldRetry(SocketError error) => error is SocketError.WouldBlock or SocketError.Interrupted;
+    /// <summary>Ends the operation as <paramref name="outcome"/> says; false (nothing done) for a retry.</summary>
+    private protected bool Settle(AttemptOutcome outcome, T result, Exception? failure)
+    {
+        switch (outcome)
+        {
+            case AttemptOutcome.Done:
+                Succeed(result);
+                return true;
+            case AttemptOutcome.Failed:
+                Fail(failure!);
+                return true;
+            default:
+                return false;
+        }
+    }
 }
 
 /// <summary>A receive waiting for data.</summary>
@@ -140,28 +143,8 @@ internal sealed class ReadOperation(JobTcpConnection connection) : IoOperation<i
 
     private protected override bool TryAttemptCore()
     {
-        int received = connection.Socket.Receive(_buffer.Span, SocketFlags.None, out SocketError error);
-        if (error == SocketError.Success)
-        {
-            if (received == 0 && !_buffer.IsEmpty && AbortReason is { } reason)
-            {
-                Fail(reason);
-            }
-            else
-            {
-                Succeed(received);
-            }
-
-            return true;
-        }
-
-        if (ShouldRetry(error))
-        {
-            return false;
-        }
-
-        Fail(AbortReason ?? SocketFailure(error));
-        return true;
+        AttemptOutcome outcome = SocketAttempt.Receive(connection.Socket, _buffer.Span, Registration, out int received, out Exception? failure);
+        return Settle(outcome, received, failure);
     }
 
     private protected override void Clear() => _buffer = default;
@@ -178,37 +161,9 @@ internal sealed class WriteOperation(JobTcpConnection connection) : IoOperation<
 
     private protected override bool TryAttemptCore()
     {
-        while (true)
-        {
-            int sent = connection.Socket.Send(_buffer.Span, SocketFlags.None, out SocketError error);
-            if (error == SocketError.Success)
-            {
-                _buffer = _buffer.Slice(sent);
-                if (_buffer.IsEmpty)
-                {
-                    Succeed(default);
-                    return true;
-                }
-
-                // As in the connection's fast path: a fast peer never makes this loop wait, so
-                // a disposal must be checked between sends.
-                if (AbortReason is { } aborted)
-                {
-                    Fail(aborted);
-                    return true;
-                }
-
-                continue;
-            }
-
-            if (ShouldRetry(error))
-            {
-                return false;
-            }
-
-            Fail(AbortReason ?? SocketFailure(error));
-            return true;
-        }
+        AttemptOutcome outcome = SocketAttempt.Send(connection.Socket, _buffer.Span, Registration, out int sent, out Exception? failure);
+        _buffer = _buffer.Slice(sent);
+        return Settle(outcome, default, failure);
     }
 
     private protected override void Clear() => _buffer = default;

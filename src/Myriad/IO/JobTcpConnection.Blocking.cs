@@ -37,20 +37,13 @@ public sealed partial class JobTcpConnection
             while (true)
             {
                 ThrowIfAborted(registration);
-                int received = Socket.Receive(buffer, SocketFlags.None, out SocketError error);
-                if (error == SocketError.Success)
+                switch (SocketAttempt.Receive(Socket, buffer, registration, out int received, out Exception? failure))
                 {
-                    if (received == 0 && !buffer.IsEmpty)
-                    {
-                        ThrowIfAborted(registration);
-                    }
-
-                    return received;
-                }
-
-                if (!IoOperation<int>.ShouldRetry(error))
-                {
-                    throw registration.Blame(IoOperation<int>.SocketFailure(error));
+                    case AttemptOutcome.Done:
+                        return received;
+                    case AttemptOutcome.Failed:
+                        ExceptionDispatchInfo.Throw(failure!);
+                        break;
                 }
 
                 Socket.Poll(-1, SelectMode.SelectRead);
@@ -77,21 +70,15 @@ public sealed partial class JobTcpConnection
             while (true)
             {
                 ThrowIfAborted(registration);
-                int sent = Socket.Send(buffer, SocketFlags.None, out SocketError error);
-                if (error == SocketError.Success)
+                AttemptOutcome outcome = SocketAttempt.Send(Socket, buffer, registration, out int sent, out Exception? failure);
+                buffer = buffer[sent..];
+                switch (outcome)
                 {
-                    buffer = buffer.Slice(sent);
-                    if (buffer.IsEmpty)
-                    {
+                    case AttemptOutcome.Done:
                         return;
-                    }
-
-                    continue;
-                }
-
-                if (!IoOperation<int>.ShouldRetry(error))
-                {
-                    throw registration.Blame(IoOperation<int>.SocketFailure(error));
+                    case AttemptOutcome.Failed:
+                        ExceptionDispatchInfo.Throw(failure!);
+                        break;
                 }
 
                 Socket.Poll(-1, SelectMode.SelectWrite);

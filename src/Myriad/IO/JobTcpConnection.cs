@@ -131,11 +131,12 @@ public sealed partial class JobTcpConnection : IDisposable
             return Job.FromException<int>(reason);
         }
 
+        AttemptOutcome outcome;
         int received;
-        SocketError error;
+        Exception? failure;
         try
         {
-            received = Socket.Receive(buffer.Span, SocketFlags.None, out error);
+            outcome = SocketAttempt.Receive(Socket, buffer.Span, registration, out received, out failure);
         }
         catch (ObjectDisposedException disposed)
         {
@@ -143,18 +144,10 @@ public sealed partial class JobTcpConnection : IDisposable
             return Job.FromException<int>(disposed);
         }
 
-        if (error == SocketError.Success)
+        if (outcome != AttemptOutcome.WouldBlock)
         {
             EndRead();
-            return received == 0 && !buffer.IsEmpty && registration.AbortReason is { } aborted
-                ? Job.FromException<int>(aborted)
-                : new Job<int>(received);
-        }
-
-        if (!ReadOperation.ShouldRetry(error))
-        {
-            EndRead();
-            return Job.FromException<int>(registration.Blame(ReadOperation.SocketFailure(error)));
+            return outcome == AttemptOutcome.Done ? new Job<int>(received) : Job.FromException<int>(failure!);
         }
 
         ReadOperation op = cancellationToken.CanBeCanceled ? new ReadOperation(this) : _read!;
@@ -188,40 +181,12 @@ public sealed partial class JobTcpConnection : IDisposable
             return Job.FromException(reason);
         }
 
+        AttemptOutcome outcome;
+        int sent;
+        Exception? failure;
         try
         {
-            while (true)
-            {
-                int sent = Socket.Send(buffer.Span, SocketFlags.None, out SocketError error);
-                if (error == SocketError.Success)
-                {
-                    buffer = buffer.Slice(sent);
-                    if (buffer.IsEmpty)
-                    {
-                        EndWrite();
-                        return Job.CompletedJob;
-                    }
-
-                    // A peer that drains as fast as this loop sends keeps it going without a
-                    // would-block: a disposal must stop it here (the socket may stay open until
-                    // the last send returns).
-                    if (registration.AbortReason is { } aborted)
-                    {
-                        EndWrite();
-                        return Job.FromException(aborted);
-                    }
-
-                    continue;
-                }
-
-                if (!WriteOperation.ShouldRetry(error))
-                {
-                    EndWrite();
-                    return Job.FromException(registration.Blame(WriteOperation.SocketFailure(error)));
-                }
-
-                break;
-            }
+            outcome = SocketAttempt.Send(Socket, buffer.Span, registration, out sent, out failure);
         }
         catch (ObjectDisposedException disposed)
         {
@@ -229,6 +194,13 @@ public sealed partial class JobTcpConnection : IDisposable
             return Job.FromException(disposed);
         }
 
+        if (outcome != AttemptOutcome.WouldBlock)
+        {
+            EndWrite();
+            return outcome == AttemptOutcome.Done ? Job.CompletedJob : Job.FromException(failure!);
+        }
+
+        buffer = buffer.Slice(sent);
         WriteOperation op = cancellationToken.CanBeCanceled ? new WriteOperation(this) : _write!;
         op.Prepare(buffer);
         return Job.FromUntyped(op.Park(registration, write: true, seq, cancellationToken));

@@ -1,0 +1,85 @@
+using System;
+using System.Net.Sockets;
+
+namespace Myriad.IO;
+
+/// <summary>What one non-blocking attempt at a read or a write came to.</summary>
+internal enum AttemptOutcome : byte
+{
+    /// <summary>The call completed: bytes were read (0 at the end of the stream), or every byte was sent.</summary>
+    Done,
+
+    /// <summary>The call failed, or the socket was aborted (disposed) under it; the failure says which.</summary>
+    Failed,
+
+    /// <summary>The socket is not ready: retry once it is.</summary>
+    WouldBlock,
+}
+
+/// <summary>
+/// The non-blocking receive and send of the driver's path, shared by the connection's fast path, its
+/// parked operations' retries and the blocking calls of its <c>Stream</c> view, so that all three
+/// judge a result the same way.
+/// </summary>
+/// <remarks>
+/// Closing a socket while a call is using it makes .NET disconnect it to unblock the call, which then
+/// fails (ECONNABORTED, EPIPE, EINVAL) or reads an end that only the disposal caused: such a result
+/// reports the registration's abort reason instead (<see cref="IoRegistration.Blame"/>).
+/// </remarks>
+internal static class SocketAttempt
+{
+    /// <summary>One receive into <paramref name="buffer"/>.</summary>
+    internal static AttemptOutcome Receive(Socket socket, Span<byte> buffer, IoRegistration registration, out int received, out Exception? failure)
+    {
+        received = socket.Receive(buffer, SocketFlags.None, out SocketError error);
+        if (error == SocketError.Success)
+        {
+            failure = received == 0 && !buffer.IsEmpty ? registration.AbortReason : null;
+            return failure is null ? AttemptOutcome.Done : AttemptOutcome.Failed;
+        }
+
+        return Judge(error, registration, out failure);
+    }
+
+    /// <summary>Sends as much of <paramref name="buffer"/> as the socket takes; <paramref name="sent"/> counts the bytes sent, whatever the outcome.</summary>
+    internal static AttemptOutcome Send(Socket socket, ReadOnlySpan<byte> buffer, IoRegistration registration, out int sent, out Exception? failure)
+    {
+        sent = 0;
+        while (true)
+        {
+            int count = socket.Send(buffer[sent..], SocketFlags.None, out SocketError error);
+            if (error != SocketError.Success)
+            {
+                return Judge(error, registration, out failure);
+            }
+
+            sent += count;
+            if (sent == buffer.Length)
+            {
+                failure = null;
+                return AttemptOutcome.Done;
+            }
+
+            // A peer that drains as fast as this loop sends never makes it wait, and the socket's
+            // sends go on succeeding until the last one returns: a disposal is checked between sends.
+            if (registration.AbortReason is { } aborted)
+            {
+                failure = aborted;
+                return AttemptOutcome.Failed;
+            }
+        }
+    }
+
+    /// <summary>A socket error: retry it (it would have blocked, or a signal interrupted it) or fail with it.</summary>
+    private static AttemptOutcome Judge(SocketError error, IoRegistration registration, out Exception? failure)
+    {
+        if (error is SocketError.WouldBlock or SocketError.Interrupted)
+        {
+            failure = null;
+            return AttemptOutcome.WouldBlock;
+        }
+
+        failure = registration.Blame(new SocketException((int)error));
+        return AttemptOutcome.Failed;
+    }
+}
