@@ -1,4 +1,5 @@
 using System;
+using System.Threading;
 
 namespace Myriad.Internal;
 
@@ -52,6 +53,23 @@ internal static class MyriadDefaults
     /// AppContext key: <c>Myriad.BlockingSpinCount</c>.
     /// </summary>
     internal static readonly int BlockingSpinCount = ReadInt("Myriad.BlockingSpinCount", 20, 0, 10_000);
+
+    /// <summary>
+    /// Pause instructions between two looks at a parker's permit while it spins before sleeping
+    /// (<see cref="Scheduling.RuntimeOptions.IdleSpin"/>): about a microsecond on current x64 cores,
+    /// so the look and the clock read cost little against the wait, while a permit is still seen
+    /// within a microsecond or so. AppContext key: <c>Myriad.ParkSpinBatch</c>.
+    /// </summary>
+    internal static readonly int ParkSpinBatch = ReadInt("Myriad.ParkSpinBatch", 20, 1, 10_000);
+
+    /// <summary>
+    /// Spin rounds of a parker between two yields of its core (<see cref="Thread.Yield"/>): a yield
+    /// every few microseconds. Where threads outnumber cores, the thread that would give the permit
+    /// may be waiting for the very core the spin holds; without yields the spin delayed each hop of
+    /// a cross-runtime ping-pong by up to the whole spin on a loaded machine.
+    /// AppContext key: <c>Myriad.ParkYieldEvery</c>.
+    /// </summary>
+    internal static readonly int ParkYieldEvery = ReadInt("Myriad.ParkYieldEvery", 4, 1, 10_000);
 
     /// <summary>
     /// How long a worker blocked in <c>Wait()</c> sleeps when it has nothing to run before looking

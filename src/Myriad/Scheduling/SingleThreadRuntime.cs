@@ -30,10 +30,10 @@ public abstract class SingleThreadRuntime : JobRuntime
     /// <summary>The thread inside a drive, or null; written by that thread only, read by waiters.</summary>
     private volatile Thread? _driverThread;
 
-    private protected SingleThreadRuntime(string? name)
+    private protected SingleThreadRuntime(string? name, TimeSpan idleSpin)
         : base(name)
     {
-        _driver = new Driver(this);
+        _driver = new Driver(this, idleSpin);
         RegisterMetrics();
     }
 
@@ -270,9 +270,9 @@ public abstract class SingleThreadRuntime : JobRuntime
         CompleteDisposal();
     }
 
-    private sealed class Driver(SingleThreadRuntime runtime) : SchedulerContext(runtime)
+    private sealed class Driver(SingleThreadRuntime runtime, TimeSpan idleSpin) : SchedulerContext(runtime)
     {
-        private readonly Parker _parker = new();
+        private readonly Parker _parker = new(idleSpin);
 
         internal override JobRuntime Runtime => runtime;
 
@@ -340,7 +340,12 @@ public sealed partial class CurrentThreadRuntime : SingleThreadRuntime
 {
     /// <summary>Creates a runtime; <paramref name="name"/> tags its metrics.</summary>
     public CurrentThreadRuntime(string? name = null)
-        : base(name)
+        : this(name, RuntimeOptions.DefaultIdleSpin)
+    {
+    }
+
+    private CurrentThreadRuntime(string? name, TimeSpan idleSpin)
+        : base(name, idleSpin)
     {
     }
 
@@ -362,7 +367,7 @@ public sealed partial class DeterministicRuntime : SingleThreadRuntime
 
     /// <summary>Creates a runtime whose schedule is a function of <paramref name="seed"/>.</summary>
     public DeterministicRuntime(int seed, string? name = null)
-        : base(name)
+        : base(name, TimeSpan.Zero) // its driver waits only for real threads; spinning would buy nothing
     {
         Seed = seed;
         _random = new Random(seed);

@@ -36,6 +36,7 @@ internal sealed partial class Worker : SchedulerContext
         _runtime = runtime;
         Index = index;
         _queue = new LocalQueue(runtime.Options.LocalQueueCapacity);
+        Parker = new Parker(runtime.Options.IdleSpin);
         _thread = new Thread(static w => ((Worker)w!).RunLoop(), runtime.Options.ThreadStackSize)
         {
             IsBackground = true,
@@ -45,7 +46,7 @@ internal sealed partial class Worker : SchedulerContext
 
     internal int Index { get; }
 
-    internal Parker Parker { get; } = new();
+    internal Parker Parker { get; }
 
     /// <summary>Written by the idle coordinator (under its lock or by this worker); read by this worker.</summary>
     internal volatile bool IsSearching;

@@ -20,6 +20,8 @@ public class MultiThreadRuntimeTests
         Assert.Throws<ArgumentOutOfRangeException>(() => options.GlobalQueueInterval = 0);
         Assert.Throws<ArgumentOutOfRangeException>(() => options.LazyWakeDelay = TimeSpan.FromSeconds(-1));
         Assert.Throws<ArgumentOutOfRangeException>(() => options.ThreadStackSize = -1);
+        Assert.Throws<ArgumentOutOfRangeException>(() => options.IdleSpin = TimeSpan.FromTicks(-1));
+        Assert.Throws<ArgumentOutOfRangeException>(() => options.IdleSpin = TimeSpan.FromMilliseconds(11));
         Assert.Throws<ArgumentNullException>(() => new MultiThreadRuntime(null!));
     }
 
