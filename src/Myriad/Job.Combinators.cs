@@ -14,6 +14,9 @@ public readonly partial struct Job
     /// Completes when every job has completed; consumes all of them. If any failed, throws the first
     /// failure (in argument order) once all have completed, so that every job's pooled state is
     /// released; <see cref="GetAllFailures"/> reaches every failure (as <c>Task.Exception</c> does).
+    /// As with <c>Task.WhenAll</c>, a cancellation is not a failure: when some jobs failed and others
+    /// were canceled, the failures are thrown and reported; when none failed and some were canceled,
+    /// it throws the first job's <see cref="OperationCanceledException"/>.
     /// </summary>
     /// <remarks>The handles are copied before this returns, as <c>Task.WhenAll</c> copies its array:
     /// the caller may reuse <paramref name="jobs"/> at once.</remarks>
@@ -35,7 +38,8 @@ public readonly partial struct Job
     /// <summary>
     /// Completes with every job's result, in argument order; consumes all of them. If any failed,
     /// throws the first failure (in argument order) once all have completed; <see cref="GetAllFailures"/>
-    /// reaches every failure.
+    /// reaches every failure. Cancellations count as in <see cref="WhenAll(Job[])"/>: a failure wins
+    /// over a cancellation.
     /// </summary>
     /// <remarks>
     /// <para>The handles are copied before this returns: the caller may reuse <paramref name="jobs"/> at once.</para>
@@ -70,8 +74,7 @@ public readonly partial struct Job
 
     private static async Job WhenAllCore(Job[] jobs)
     {
-        List<Exception>? failures = null;
-        JobFailure? first = null;
+        var outcome = new AllOutcome();
         foreach (Job job in jobs)
         {
             try
@@ -80,27 +83,18 @@ public readonly partial struct Job
             }
             catch (Exception e)
             {
-                if (failures is null)
-                {
-                    first = JobFailure.TakeRethrown(e); // so that a deep failure keeps crossing levels in linear time
-                }
-
-                (failures ??= []).Add(e);
+                outcome.Add(e);
             }
         }
 
-        if (failures is not null)
-        {
-            JobFailure.Throw(RecordFailures(failures), first);
-        }
+        outcome.ThrowIfAny();
     }
 
     private static async Job<T[]> WhenAllCore<T>(Job<T>[] jobs)
     {
         var results = new T[jobs.Length];
         bool[]? succeeded = null;
-        List<Exception>? failures = null;
-        JobFailure? first = null;
+        var outcome = new AllOutcome();
         for (int i = 0; i < jobs.Length; i++)
         {
             try
@@ -113,16 +107,11 @@ public readonly partial struct Job
             }
             catch (Exception e)
             {
-                if (failures is null)
-                {
-                    first = JobFailure.TakeRethrown(e); // so that a deep failure keeps crossing levels in linear time
-                }
-
-                (failures ??= []).Add(e);
+                outcome.Add(e);
             }
         }
 
-        if (failures is null)
+        if (!outcome.Any)
         {
             return results;
         }
@@ -138,13 +127,73 @@ public readonly partial struct Job
                 }
                 catch (Exception e)
                 {
-                    failures.Add(e);
+                    outcome.AddDisposalFailure(e);
                 }
             }
         }
 
-        JobFailure.Throw(RecordFailures(failures), first);
+        outcome.ThrowIfAny();
         return results; // unreachable
+    }
+
+    /// <summary>
+    /// What <c>WhenAll</c> throws once every job completed, by <c>Task.WhenAll</c>'s rule: a
+    /// cancellation is not a failure. If any job failed, the first failure (in argument order) is
+    /// thrown and <see cref="GetAllFailures"/> reaches every failure, the cancellations left out (as
+    /// the faulted <c>Task.WhenAll</c> task's <c>Exception</c> holds only the faults); otherwise the
+    /// first cancellation is thrown. Without this rule a canceled job early in the list would hide a
+    /// real failure behind an <see cref="OperationCanceledException"/>, which callers commonly catch
+    /// as a normal shutdown.
+    /// </summary>
+    private struct AllOutcome
+    {
+        private List<Exception>? _failures;
+        private JobFailure? _firstFailure;
+        private Exception? _canceled;
+        private JobFailure? _canceledFrom;
+
+        /// <summary>Whether any job failed or was canceled.</summary>
+        internal readonly bool Any => _failures is not null || _canceled is not null;
+
+        /// <summary>Records what an await threw; call it in the catch, on the thread that caught it.</summary>
+        internal void Add(Exception e)
+        {
+            // Taken at once, on the catching thread, so that a deep failure keeps crossing levels in linear time.
+            JobFailure? from = JobFailure.TakeRethrown(e);
+            if (e is OperationCanceledException)
+            {
+                if (_canceled is null)
+                {
+                    _canceled = e;
+                    _canceledFrom = from;
+                }
+
+                return;
+            }
+
+            if (_failures is null)
+            {
+                _firstFailure = from;
+            }
+
+            (_failures ??= []).Add(e);
+        }
+
+        /// <summary>Records an exception from disposing a result that could not reach the caller: a failure.</summary>
+        internal void AddDisposalFailure(Exception e) => (_failures ??= []).Add(e);
+
+        internal readonly void ThrowIfAny()
+        {
+            if (_failures is not null)
+            {
+                JobFailure.Throw(RecordFailures(_failures), _firstFailure);
+            }
+
+            if (_canceled is not null)
+            {
+                JobFailure.Throw(_canceled, _canceledFrom);
+            }
+        }
     }
 
     /// <summary>

@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.Runtime.ExceptionServices;
 using System.Threading;
 using System.Threading.Tasks;
 using Myriad.Internal;
@@ -40,7 +41,17 @@ internal static class DrivenTask
     {
         var scheduler = new Scheduler<T>(runtime, job);
         var task = new Task<T>(static s => ((Scheduler<T>)s!).TakeResult(), scheduler, scheduler.Canceled.Token, TaskCreationOptions.RunContinuationsAsynchronously | TaskCreationOptions.DenyChildAttach);
-        task.Start(scheduler);
+        try
+        {
+            task.Start(scheduler);
+        }
+        catch (TaskSchedulerException wrapped) when (wrapped.InnerException is { } refused)
+        {
+            // Step 1 refused the registration (the job was already awaited, or the handle is stale):
+            // throw what AsTask() of any other job throws, not the TPL's wrapper around it.
+            ExceptionDispatchInfo.Throw(refused);
+        }
+
         return task;
     }
 

@@ -67,4 +67,22 @@ public sealed class DrivenTaskTests
         Assert.Equal(TaskStatus.Faulted, task.Status);
         Assert.Equal("boom", Assert.IsType<InvalidOperationException>(task.Exception!.InnerException).Message);
     }
+
+    [Theory]
+    [MemberData(nameof(SingleThreadKinds))]
+    public void AsTask_CalledTwiceOnAPendingJob_ThrowsInvalidOperationExceptionUnwrapped(string kind)
+    {
+        using SingleThreadRuntime runtime = Create(kind);
+        var gate = new Promise<int>();
+        Job<int> job = runtime.Spawn(gate, static async g => await g.Job + 1);
+        Task<int> first = job.AsTask();
+
+        // As on a MultiThreadRuntime, and as a ValueTask awaited twice: the misuse itself, not a
+        // TaskSchedulerException around it.
+        Assert.Throws<InvalidOperationException>(() => { _ = job.AsTask(); });
+
+        gate.SetResult(1);
+        runtime.RunUntilIdle();
+        Assert.Equal(2, first.Result);
+    }
 }
