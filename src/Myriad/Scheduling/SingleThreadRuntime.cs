@@ -197,10 +197,7 @@ public abstract class SingleThreadRuntime : JobRuntime
                     return true;
                 }
 
-                if (cell is not null)
-                {
-                    ThrowIfDeadlocked(waiter);
-                }
+                ThrowIfDeadlocked(waiter);
 
                 _driver.Park(waiter);
             }

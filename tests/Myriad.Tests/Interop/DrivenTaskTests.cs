@@ -85,4 +85,17 @@ public sealed class DrivenTaskTests
         runtime.RunUntilIdle();
         Assert.Equal(2, first.Result);
     }
+
+    [Fact]
+    public void AsTask_DeterministicRuntimeDeadlocked_BlockingWaitThrowsDeadlockException()
+    {
+        using var runtime = new DeterministicRuntime(3) { DeadlockGracePeriod = TimeSpan.FromMilliseconds(10) };
+        var never = new Promise<int>();
+        Task<int> task = runtime.Spawn(never, static async p => await p.Job + 1).AsTask();
+
+        // As job.Wait() does: the wait drives the runtime, finds every job asleep, and reports it.
+        Task<Exception?> waiting = Task.Run<Exception?>(() => Record.Exception(() => task.Wait()));
+        Assert.True(waiting.Wait(TimeSpan.FromSeconds(30)), "the blocking wait on the task never returned");
+        Assert.IsType<DeadlockException>(Assert.IsType<TaskSchedulerException>(waiting.Result).InnerException);
+    }
 }
