@@ -4,7 +4,7 @@ using System.Threading.Tasks;
 using Myriad.Coordination;
 using Xunit;
 
-namespace Myriad.Tests.Interop;
+namespace Myriad.Tests.Jobs;
 
 /// <summary>
 /// <c>Job.WhenAll</c> follows <c>Task.WhenAll</c>'s rule for cancellations: a cancellation is not a
