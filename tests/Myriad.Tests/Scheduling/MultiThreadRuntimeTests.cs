@@ -454,15 +454,22 @@ public class MultiThreadRuntimeTests
         // that very job: on a worker, Dispose only starts the shutdown.
         for (int round = 0; round < 5; round++)
         {
+            // The disposer waits until the waiter runs, so both spawns land before the disposal
+            // (a fixed sleep between them let a slow machine dispose first: ObjectDisposedException).
             var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
-            Job<int> disposer = runtime.Spawn(runtime, static r =>
+            var waiterRuns = new ManualResetEventSlim();
+            Job<int> disposer = runtime.Spawn((runtime, waiterRuns), static s =>
             {
-                Thread.Sleep(100);
-                r.Dispose();
+                s.waiterRuns.Wait();
+                Thread.Sleep(50); // let the waiter reach its Wait()
+                s.runtime.Dispose();
                 return Job.FromResult(1);
             });
-            Thread.Sleep(20);
-            Job<int> waiter = runtime.Spawn(disposer, static j => Job.FromResult(j.Wait()));
+            Job<int> waiter = runtime.Spawn((disposer, waiterRuns), static s =>
+            {
+                s.waiterRuns.Set();
+                return Job.FromResult(s.disposer.Wait());
+            });
             Task<int> done = Task.Run(() => waiter.Wait());
             Assert.True(done.Wait(TimeSpan.FromSeconds(30)), "Dispose on a worker deadlocked with a worker waiting for it");
             Assert.Equal(1, done.Result);
