@@ -15,7 +15,7 @@ public static partial class Chan
     /// virtual on a <see cref="DeterministicRuntime"/>), the system clock outside any runtime.
     /// </summary>
     /// <remarks>The channel has room for that one item, so the timer never waits for a receiver; it is
-    /// never closed. The timer runs on the Myriad timer thread and stays scheduled until it fires, even
+    /// never closed. The timer runs on that clock's timer queue and stays scheduled until it fires, even
     /// if nobody receives: for a timeout that is often abandoned, prefer <see cref="SelectBuilder.Timeout"/>
     /// (disarmed when the select ends) or a <see cref="Ticker"/> (stoppable).
     /// <see cref="Timeout.InfiniteTimeSpan"/> gives a channel that never receives anything.</remarks>
