@@ -15,7 +15,7 @@ public static partial class Chan
     /// virtual on a <see cref="DeterministicRuntime"/>), the system clock outside any runtime.
     /// </summary>
     /// <remarks>The channel has room for that one item, so the timer never waits for a receiver; it is
-    /// never closed. The timer runs on the Myriad timer thread and stays scheduled until it fires, even
+    /// never closed. The timer runs on that clock's timer queue and stays scheduled until it fires, even
     /// if nobody receives: for a timeout that is often abandoned, prefer <see cref="SelectBuilder.Timeout"/>
     /// (disarmed when the select ends) or a <see cref="Ticker"/> (stoppable).
     /// <see cref="Timeout.InfiniteTimeSpan"/> gives a channel that never receives anything.</remarks>
@@ -51,7 +51,7 @@ public static partial class Chan
 /// 1. Stop sets <c>_stopped</c>, then cancels the entry (removing it if it is still in the heap).
 /// 2. A tick, running after the timer thread removed the entry, returns at once if <c>_stopped</c> is
 ///    set; otherwise it sends (dropping the tick if the previous one was not received, as Go does) and
-///    schedules the entry again.
+///    schedules the entry again, at the first point of its cadence after now.
 /// 3. After scheduling, the tick reads <c>_stopped</c> again and cancels the entry if it is set.
 /// Either step 1's cancel finds the entry in the heap, or step 3's read sees the flag (the schedule and
 /// the flag write are ordered by the timer queue's lock and the interlocked write), so a stopped ticker
@@ -110,14 +110,16 @@ internal sealed class TimeSender : WorkItem
             return;
         }
 
-        // The next tick keeps to the original cadence; a tick that is already overdue fires at once
-        // (ticks missed meanwhile are not made up, as in Go).
-        long period = ToClockTicks(_period);
+        // The next tick keeps to the original cadence, at its first point after now: as Go's ticker
+        // does, a tick delivered late (a busy runtime, a clock that jumped, a period below the
+        // wheel's millisecond) drops the points it missed instead of firing again at once, which
+        // handed the receiver two ticks back to back (or at one virtual instant).
+        long period = Math.Max(1, ToClockTicks(_period)); // a coarse clock may round a short period to 0
         long now = _clock.GetTimestamp();
         _next += period;
-        if (_next < now)
+        if (_next <= now)
         {
-            _next = now;
+            _next += period * (((now - _next) / period) + 1);
         }
 
         TimerQueue.ScheduleOn(_entry, TimeSpan.FromSeconds((_next - now) / (double)_clock.TimestampFrequency), _runtime);

@@ -9,9 +9,13 @@ namespace Myriad.Channels;
 /// Create one with <see cref="Chan.Ticker(TimeSpan)"/>.
 /// </summary>
 /// <remarks>The channel holds one tick: if the receiver is slow, ticks are dropped rather than queued,
-/// as in Go. Stopping does not close the channel (as in Go), so a receive waiting on it keeps waiting;
-/// select on it together with something that ends the loop. Ticks run on the Myriad timer thread and
-/// are delivered from the runtime the ticker was created on.</remarks>
+/// as in Go. A tick delivered late (its runtime was busy) is followed by the next point of the
+/// period's cadence, not by another tick at once. Stopping does not close the channel (as in Go), so
+/// a receive waiting on it keeps waiting; select on it together with something that ends the loop.
+/// Ticks are timed on the clock of the runtime the ticker was created on (the system clock outside
+/// any runtime) and sent from that runtime (the .NET thread pool outside any runtime). A ticker that
+/// is not stopped keeps ticking, and stays referenced by its clock's timer queue, even when nobody
+/// holds it any more.</remarks>
 public sealed class Ticker : IDisposable
 {
     private readonly Chan<DateTimeOffset> _channel = Chan.Bounded<DateTimeOffset>(1);
