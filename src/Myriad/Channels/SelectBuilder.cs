@@ -272,5 +272,5 @@ public readonly struct SelectBuilder
         "This SelectBuilder is stale: it was already run, or it is an older copy of a builder that was changed since (continue from the builder each method returns, await it once, and add cases before awaiting).");
 
     internal static InvalidOperationException WaitsForever() => new(
-        "Every case of this select has a null channel and it has no default, timeout or cancellation: it would wait forever.");
+        "Every case of this select has a null channel and it has no default, no finite timeout and no cancelable token: it would wait forever.");
 }
