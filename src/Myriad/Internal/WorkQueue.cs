@@ -48,16 +48,36 @@ internal sealed class WorkQueue
     }
 
     /// <summary>Removes the item at logical position <paramref name="index"/> (0 = head); order of the rest is kept.</summary>
+    /// <remarks>
+    /// Shifts whichever side of <paramref name="index"/> is shorter: a <see cref="Scheduling.DeterministicRuntime"/>
+    /// removes at a random position on every step, and shifting the whole tail made a run with tens of
+    /// thousands of ready jobs quadratic twice over (40k yielding jobs took 6.6 s). The order of
+    /// the remaining items, which the seed's choices index into, is the same either way.
+    /// </remarks>
     internal WorkItem RemoveAt(int index)
     {
         int mask = _items.Length - 1;
         WorkItem item = _items[(_head + index) & mask].Item!;
-        for (int i = index; i < _count - 1; i++)
+        if (index < _count / 2)
         {
-            _items[(_head + i) & mask] = _items[(_head + i + 1) & mask];
+            for (int i = index; i > 0; i--)
+            {
+                _items[(_head + i) & mask] = _items[(_head + i - 1) & mask];
+            }
+
+            _items[_head].Item = null;
+            _head = (_head + 1) & mask;
+        }
+        else
+        {
+            for (int i = index; i < _count - 1; i++)
+            {
+                _items[(_head + i) & mask] = _items[(_head + i + 1) & mask];
+            }
+
+            _items[(_head + _count - 1) & mask].Item = null;
         }
 
-        _items[(_head + _count - 1) & mask].Item = null;
         _count--;
         return item;
     }
