@@ -57,12 +57,14 @@ internal sealed class ChanBridge<T>(Chan<T> channel)
             {
                 if (_kept.TryDequeue(out item))
                 {
+                    AfterRead(); // re-enters this lock (Monitor is reentrant); Completion's continuations run asynchronously
                     return true;
                 }
             }
 
             if (channel.TryReceive(out item))
             {
+                AfterRead();
                 return true;
             }
 
@@ -82,13 +84,25 @@ internal sealed class ChanBridge<T>(Chan<T> channel)
 
         private async ValueTask<T> ReadSlowAsync(CancellationToken cancellationToken)
         {
-            (T item, bool ok) = await channel.ReceiveOkAsync(cancellationToken);
+            T item;
+            bool ok;
+            try
+            {
+                (item, ok) = await channel.ReceiveOkAsync(cancellationToken);
+            }
+            catch (Exception e) when (e is not OperationCanceledException && ReferenceEquals(e, channel.CloseError))
+            {
+                CheckCompleted();
+                throw ChanErrors.ForReceive(e); // a BCL reader's ReadAsync wraps the completion error
+            }
+
             if (!ok)
             {
                 CheckCompleted();
                 throw ChanErrors.ForReceive();
             }
 
+            AfterRead();
             return item;
         }
 
@@ -137,7 +151,18 @@ internal sealed class ChanBridge<T>(Chan<T> channel)
             return true;
         }
 
-        /// <summary>Completes <see cref="Completion"/> once the channel is closed and nothing is left, here or in it.</summary>
+        /// <summary>After the reader handed out an item: if that was the last one of a closed channel,
+        /// <see cref="Completion"/> completes now, as a BCL reader's does, not at the next read.</summary>
+        private void AfterRead()
+        {
+            if (channel.IsClosed)
+            {
+                CheckCompleted();
+            }
+        }
+
+        /// <summary>Completes <see cref="Completion"/> once the channel is closed and nothing is left, here or in it
+        /// (canceled when it was closed with an <see cref="OperationCanceledException"/>, as a BCL channel's).</summary>
         internal void CheckCompleted()
         {
             if (_completion.Task.IsCompleted || !channel.IsCompleted)
@@ -153,7 +178,11 @@ internal sealed class ChanBridge<T>(Chan<T> channel)
                 }
             }
 
-            if (channel.CloseError is { } error)
+            if (channel.CloseError is OperationCanceledException canceled)
+            {
+                _completion.TrySetCanceled(canceled.CancellationToken);
+            }
+            else if (channel.CloseError is { } error)
             {
                 _completion.TrySetException(error);
             }
