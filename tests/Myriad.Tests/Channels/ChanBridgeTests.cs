@@ -205,6 +205,71 @@ public sealed class ChanBridgeTests
         Assert.True(completion.IsCanceled, $"expected Canceled, got {completion.Status}");
     }
 
+    [Fact]
+    public void Completion_CloseWhileWaitToReadAsyncHoldsTheLastItem_WaitsForThatItem()
+    {
+        // The item a WaitToReadAsync received is on its way to the reader (its continuation waits in
+        // a context nobody runs yet) when the channel closes: Completion must not complete before
+        // the reader hands that item out.
+        var ch = Chan.Unbuffered<int>();
+        Task completion = ch.Reader.Completion;
+        var context = new ManualContext();
+        SynchronizationContext? previous = SynchronizationContext.Current;
+        ValueTask<bool> wait;
+        SynchronizationContext.SetSynchronizationContext(context);
+        try
+        {
+            wait = ch.Reader.WaitToReadAsync();
+        }
+        finally
+        {
+            SynchronizationContext.SetSynchronizationContext(previous);
+        }
+
+        Assert.True(ch.TrySend(5)); // taken by the waiting receive
+        ch.Close();
+        Assert.False(completion.IsCompleted, "Completion completed while the last item was still on its way to the reader");
+
+        context.RunAll();
+        Assert.True(wait.AsTask().Wait(TimeSpan.FromSeconds(10)));
+        Assert.True(wait.Result);
+        Assert.False(completion.IsCompleted);
+        Assert.True(ch.Reader.TryRead(out int item));
+        Assert.Equal(5, item);
+        Assert.True(completion.Wait(TimeSpan.FromSeconds(10)));
+    }
+
+    /// <summary>Queues posted continuations until the test runs them.</summary>
+    private sealed class ManualContext : SynchronizationContext
+    {
+        private readonly Queue<(SendOrPostCallback Callback, object? State)> _queue = new();
+
+        public override void Post(SendOrPostCallback d, object? state)
+        {
+            lock (_queue)
+            {
+                _queue.Enqueue((d, state));
+            }
+        }
+
+        public void RunAll()
+        {
+            while (true)
+            {
+                (SendOrPostCallback Callback, object? State) next;
+                lock (_queue)
+                {
+                    if (!_queue.TryDequeue(out next))
+                    {
+                        return;
+                    }
+                }
+
+                next.Callback(next.State);
+            }
+        }
+    }
+
     private static async IAsyncEnumerable<int> Numbers(int count)
     {
         for (int i = 0; i < count; i++)
