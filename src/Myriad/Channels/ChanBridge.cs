@@ -22,11 +22,14 @@ internal sealed class ChanBridge<T>(Chan<T> channel)
     /// <summary>
     /// The reader. <c>_kept</c> holds items that <see cref="WaitToReadAsync"/> received (it cannot wait
     /// for an item without taking it); every read takes from it first, so the reader's own order is
-    /// the channel's. Guarded by locking <c>_kept</c>.
+    /// the channel's. <c>_receiving</c> counts the receives of <see cref="WaitToReadAsync"/> not yet
+    /// settled: an item such a receive took is out of the channel but not yet in <c>_kept</c>, so
+    /// <see cref="CheckCompleted"/> waits for it. Both guarded by locking <c>_kept</c>.
     /// </summary>
     private sealed class ChanReader(Chan<T> channel) : ChannelReader<T>
     {
         private readonly Queue<T> _kept = new();
+        private int _receiving;
         private readonly TaskCompletionSource _completion = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
         public override Task Completion
@@ -57,12 +60,14 @@ internal sealed class ChanBridge<T>(Chan<T> channel)
             {
                 if (_kept.TryDequeue(out item))
                 {
+                    AfterRead(); // re-enters this lock (Monitor is reentrant); Completion's continuations run asynchronously
                     return true;
                 }
             }
 
             if (channel.TryReceive(out item))
             {
+                AfterRead();
                 return true;
             }
 
@@ -82,13 +87,25 @@ internal sealed class ChanBridge<T>(Chan<T> channel)
 
         private async ValueTask<T> ReadSlowAsync(CancellationToken cancellationToken)
         {
-            (T item, bool ok) = await channel.ReceiveOkAsync(cancellationToken);
+            T item;
+            bool ok;
+            try
+            {
+                (item, ok) = await channel.ReceiveOkAsync(cancellationToken);
+            }
+            catch (Exception e) when (e is not OperationCanceledException && ReferenceEquals(e, channel.CloseError))
+            {
+                CheckCompleted();
+                throw ChanErrors.ForReceive(e); // a BCL reader's ReadAsync wraps the completion error
+            }
+
             if (!ok)
             {
                 CheckCompleted();
                 throw ChanErrors.ForReceive();
             }
 
+            AfterRead();
             return item;
         }
 
@@ -112,32 +129,60 @@ internal sealed class ChanBridge<T>(Chan<T> channel)
 
         private async ValueTask<bool> WaitSlowAsync(CancellationToken cancellationToken)
         {
+            lock (_kept)
+            {
+                _receiving++;
+            }
+
             ReceiveResult<T> result;
             try
             {
                 result = await channel.ReceiveOkAsync(cancellationToken);
             }
-            catch (Exception e) when (e is not OperationCanceledException)
+            catch
             {
-                CheckCompleted();
-                throw; // closed with an error, as a BCL reader's WaitToReadAsync throws it
+                Settled();
+                throw; // canceled, or closed with an error (a BCL reader's WaitToReadAsync throws it)
             }
 
             if (!result.Ok)
             {
-                CheckCompleted();
+                Settled();
                 return false;
             }
 
             lock (_kept)
             {
                 _kept.Enqueue(result.Value);
+                _receiving--;
             }
 
             return true;
         }
 
-        /// <summary>Completes <see cref="Completion"/> once the channel is closed and nothing is left, here or in it.</summary>
+        /// <summary>A receive of <see cref="WaitSlowAsync"/> ended without an item: the reader may now be complete.</summary>
+        private void Settled()
+        {
+            lock (_kept)
+            {
+                _receiving--;
+            }
+
+            CheckCompleted();
+        }
+
+        /// <summary>After the reader handed out an item: if that was the last one of a closed channel,
+        /// <see cref="Completion"/> completes now, as a BCL reader's does, not at the next read.</summary>
+        private void AfterRead()
+        {
+            if (channel.IsClosed)
+            {
+                CheckCompleted();
+            }
+        }
+
+        /// <summary>Completes <see cref="Completion"/> once the channel is closed and nothing is left, here or in it
+        /// (canceled when it was closed with an <see cref="OperationCanceledException"/>, as a BCL channel's).</summary>
         internal void CheckCompleted()
         {
             if (_completion.Task.IsCompleted || !channel.IsCompleted)
@@ -147,13 +192,17 @@ internal sealed class ChanBridge<T>(Chan<T> channel)
 
             lock (_kept)
             {
-                if (_kept.Count > 0)
+                if (_kept.Count > 0 || _receiving > 0)
                 {
-                    return;
+                    return; // a later read or the receive's settling checks again
                 }
             }
 
-            if (channel.CloseError is { } error)
+            if (channel.CloseError is OperationCanceledException canceled)
+            {
+                _completion.TrySetCanceled(canceled.CancellationToken);
+            }
+            else if (channel.CloseError is { } error)
             {
                 _completion.TrySetException(error);
             }

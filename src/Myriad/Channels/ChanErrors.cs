@@ -15,7 +15,8 @@ internal static class ChanErrors
     internal static ChannelClosedException ForSend(Exception? closeError) =>
         new("Cannot send on a closed channel.", closeError);
 
-    /// <summary>A receive on a channel that was closed without an error and is drained.</summary>
-    internal static ChannelClosedException ForReceive() =>
-        new("The channel is closed and holds no more items.");
+    /// <summary>A receive on a channel that was closed and is drained; for the reader view
+    /// (<see cref="ChannelReader{T}.ReadAsync"/>), carries the close error, if any, as its inner exception.</summary>
+    internal static ChannelClosedException ForReceive(Exception? closeError = null) =>
+        new("The channel is closed and holds no more items.", closeError);
 }

@@ -4,6 +4,7 @@ using System.Threading;
 using System.Threading.Tasks;
 using Myriad.Internal;
 using Myriad.Jobs;
+using Myriad.Scheduling;
 
 namespace Myriad.Channels;
 
@@ -31,6 +32,14 @@ namespace Myriad.Channels;
 /// 3. The job consumes the outcome; that releases the cell (version incremented), ready for step 1.
 /// The enumerator contract (one <see cref="MoveNextAsync"/> at a time, each awaited before the next)
 /// is what keeps steps 1-3 from overlapping.</para>
+/// <para><b>After a runtime's disposal.</b> The job that enumerates awaits this cell, not the receive,
+/// so the hand-off's claim-time check (<c>JobCell.ConsumerCannotRun</c>, which looks at the receive's
+/// continuation: this cell) would see no job and give the item to an enumeration that can never go
+/// on. Step 1 therefore records the runtime of the thread that calls <see cref="MoveNextAsync"/> (the
+/// enumerating job's) as this cell's owner, which that check reads. And when the check cannot tell
+/// (the wait was started off the runtime, or the disposal raced the hand-off), the abandoned job finds
+/// this cell completed with an item and gives it back to the channel
+/// (<see cref="GiveBackUnconsumed"/>).</para>
 /// </remarks>
 public sealed class ChanRange<T> : JobBox<bool>, IAsyncEnumerable<T>, IAsyncEnumerator<T>
 {
@@ -126,6 +135,7 @@ public sealed class ChanRange<T> : JobBox<bool>, IAsyncEnumerable<T>, IAsyncEnum
         }
 
         short token = Version;
+        _ownerRuntime = SchedulerContext.RuntimeIdOf(PerThread.Current); // see "After a runtime's disposal"
         _receive = receive;
         receive._box.OnCompleted(this, receive._token); // step 2 runs here if it already completed
         return new Job<bool>(this, token);
@@ -153,6 +163,20 @@ public sealed class ChanRange<T> : JobBox<bool>, IAsyncEnumerable<T>, IAsyncEnum
         }
 
         TrySetResult(result.Ok);
+    }
+
+    /// <summary>
+    /// The job awaiting this cell was abandoned by its runtime's disposal after the receive handed it an
+    /// item: the item goes back to the channel (the next receiver gets it), as a receive waiter's does.
+    /// </summary>
+    internal override void GiveBackUnconsumed()
+    {
+        if (ErrorUnchecked is null && GetResult(Version))
+        {
+            T item = _current;
+            _current = default!;
+            _channel.GiveBack(item);
+        }
     }
 
     /// <summary>Step 3: the outcome was consumed.</summary>

@@ -169,7 +169,8 @@ public readonly struct SelectBuilder
     }
 
     /// <summary>Adds a timeout case: it fires if no other case did within <paramref name="timeout"/>
-    /// (<see cref="System.Threading.Timeout.InfiniteTimeSpan"/>: never).</summary>
+    /// (<see cref="System.Threading.Timeout.InfiniteTimeSpan"/>: never; <see cref="TimeSpan.Zero"/>: at
+    /// once if no case is ready, as a default case would, and as <c>Job.Delay(TimeSpan.Zero)</c> completes at once).</summary>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="timeout"/> is negative (other than infinite) or longer than about 49.7 days.</exception>
     /// <exception cref="InvalidOperationException">The select already has a timeout or a default case.</exception>
     public SelectBuilder Timeout(TimeSpan timeout, Action? onTimeout = null)

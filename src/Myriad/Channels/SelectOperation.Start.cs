@@ -109,7 +109,7 @@ internal sealed partial class SelectOperation
             }
         }
 
-        if (_defaultIndex >= 0)
+        if (_defaultIndex >= 0 || HasZeroTimeout)
         {
             // Step 3.
             UnlockAll(slots, held);
@@ -128,17 +128,25 @@ internal sealed partial class SelectOperation
         return Enqueued;
     }
 
-    /// <summary>Step 3 (also the whole select when it has no channel case).</summary>
+    /// <summary>
+    /// A timeout of zero fires at once when no case is ready, as <see cref="Job.Delay(TimeSpan, CancellationToken)"/>
+    /// of zero completes at once: it acts as a default case (step 3) and arms no timer, which would
+    /// fire only at the next tick, a millisecond or more later.
+    /// </summary>
+    private bool HasZeroTimeout => _timeoutIndex >= 0 && _timeout == TimeSpan.Zero;
+
+    /// <summary>Step 3, for a default case or a zero timeout (also the whole select when it has no channel case).</summary>
     private bool TryResolveDefault()
     {
-        if (_defaultIndex < 0)
+        int index = _defaultIndex >= 0 ? _defaultIndex : HasZeroTimeout ? _timeoutIndex : -1;
+        if (index < 0)
         {
             return false;
         }
 
         _committed = 1;
-        _winner = _defaultIndex;
-        TrySetResult(_defaultIndex);
+        _winner = index;
+        TrySetResult(index);
         return true;
     }
 

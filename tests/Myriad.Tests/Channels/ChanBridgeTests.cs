@@ -138,6 +138,138 @@ public sealed class ChanBridgeTests
         Assert.Throws<ArgumentNullException>(() => ch.SendAllAsync(null!));
     }
 
+    // Completion, as a BCL reader's: it completes when the reader takes the last item of a closed
+    // channel, with no further read needed.
+
+    [Fact]
+    public void Completion_LastItemTakenByTryRead_Completes()
+    {
+        var ch = Chan.Bounded<int>(2);
+        Task completion = ch.Reader.Completion;
+        Assert.True(ch.Writer.TryWrite(1));
+        Assert.True(ch.Writer.TryComplete());
+        Assert.False(completion.IsCompleted);
+
+        Assert.True(ch.Reader.TryRead(out int item));
+        Assert.Equal(1, item);
+        Assert.True(completion.Wait(TimeSpan.FromSeconds(10)), "Completion did not complete after the last item was read");
+    }
+
+    [Fact]
+    public async Task Completion_LastItemTakenByReadAsync_Completes()
+    {
+        var ch = Chan.Unbuffered<int>();
+        Task completion = ch.Reader.Completion;
+        ValueTask<int> read = ch.Reader.ReadAsync(); // waits: nothing sent yet
+        Job send = ch.SendAsync(7);
+        Assert.Equal(7, await read);
+        await send;
+        ch.Close();
+        Assert.True(completion.Wait(TimeSpan.FromSeconds(10)));
+
+        var buffered = Chan.Bounded<int>(1);
+        completion = buffered.Reader.Completion;
+        buffered.TrySend(8);
+        buffered.Close();
+        Assert.Equal(8, await buffered.Reader.ReadAsync());
+        Assert.True(completion.Wait(TimeSpan.FromSeconds(10)), "Completion did not complete after the last item was read");
+    }
+
+    [Fact]
+    public async Task ReadAsync_ClosedWithError_ThrowsChannelClosedExceptionAroundTheError()
+    {
+        // A BCL reader's ReadAsync wraps the completion error in a ChannelClosedException (its
+        // WaitToReadAsync and Completion throw the error itself), so `catch (ChannelClosedException)`
+        // ends a read loop whatever the close.
+        var ch = Chan.Bounded<int>(1);
+        ValueTask<int> waiting = ch.Reader.ReadAsync();
+        var error = new FormatException("producer failed");
+        ch.Close(error);
+
+        var thrown = await Assert.ThrowsAsync<ChannelClosedException>(() => waiting.AsTask());
+        Assert.Same(error, thrown.InnerException);
+        thrown = await Assert.ThrowsAsync<ChannelClosedException>(() => ch.Reader.ReadAsync().AsTask());
+        Assert.Same(error, thrown.InnerException);
+        Assert.Same(error, await Assert.ThrowsAsync<FormatException>(() => ch.Reader.WaitToReadAsync().AsTask()));
+    }
+
+    [Fact]
+    public void Completion_ClosedWithOperationCanceled_IsCanceled()
+    {
+        // As a BCL channel completed with an OperationCanceledException (SendAllAsync closes the
+        // channel so when its token fires).
+        var ch = Chan.Unbounded<int>();
+        ch.Close(new OperationCanceledException("stopped"));
+        Task completion = ch.Reader.Completion;
+        Assert.True(((IAsyncResult)completion).AsyncWaitHandle.WaitOne(TimeSpan.FromSeconds(10)));
+        Assert.True(completion.IsCanceled, $"expected Canceled, got {completion.Status}");
+    }
+
+    [Fact]
+    public void Completion_CloseWhileWaitToReadAsyncHoldsTheLastItem_WaitsForThatItem()
+    {
+        // The item a WaitToReadAsync received is on its way to the reader (its continuation waits in
+        // a context nobody runs yet) when the channel closes: Completion must not complete before
+        // the reader hands that item out.
+        var ch = Chan.Unbuffered<int>();
+        Task completion = ch.Reader.Completion;
+        var context = new ManualContext();
+        SynchronizationContext? previous = SynchronizationContext.Current;
+        ValueTask<bool> wait;
+        SynchronizationContext.SetSynchronizationContext(context);
+        try
+        {
+            wait = ch.Reader.WaitToReadAsync();
+        }
+        finally
+        {
+            SynchronizationContext.SetSynchronizationContext(previous);
+        }
+
+        Assert.True(ch.TrySend(5)); // taken by the waiting receive
+        ch.Close();
+        Assert.False(completion.IsCompleted, "Completion completed while the last item was still on its way to the reader");
+
+        context.RunAll();
+        Assert.True(wait.AsTask().Wait(TimeSpan.FromSeconds(10)));
+        Assert.True(wait.Result);
+        Assert.False(completion.IsCompleted);
+        Assert.True(ch.Reader.TryRead(out int item));
+        Assert.Equal(5, item);
+        Assert.True(completion.Wait(TimeSpan.FromSeconds(10)));
+    }
+
+    /// <summary>Queues posted continuations until the test runs them.</summary>
+    private sealed class ManualContext : SynchronizationContext
+    {
+        private readonly Queue<(SendOrPostCallback Callback, object? State)> _queue = new();
+
+        public override void Post(SendOrPostCallback d, object? state)
+        {
+            lock (_queue)
+            {
+                _queue.Enqueue((d, state));
+            }
+        }
+
+        public void RunAll()
+        {
+            while (true)
+            {
+                (SendOrPostCallback Callback, object? State) next;
+                lock (_queue)
+                {
+                    if (!_queue.TryDequeue(out next))
+                    {
+                        return;
+                    }
+                }
+
+                next.Callback(next.State);
+            }
+        }
+    }
+
     private static async IAsyncEnumerable<int> Numbers(int count)
     {
         for (int i = 0; i < count; i++)

@@ -264,4 +264,80 @@ public sealed class HandOffAfterDisposalTests
         Assert.Equal(13, live.Result);
         Assert.Throws<OperationCanceledException>(() => job.GetAwaiter().GetResult());
     }
+    // The same hand-offs to a job that enumerates the channel with await foreach: the waiting receive
+    // belongs to the ChanRange, and the job awaits the range, not the receive.
+
+    [Fact]
+    public void TrySend_RangeOfDisposedRuntime_ReturnsFalseAndCancelsTheJob()
+    {
+        var ch = Chan.Unbuffered<int>();
+        int ran = 0;
+        var rt = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1 });
+        Task job = rt.Spawn(ch, async c => { await foreach (int _ in c.ReadAllAsync()) { Interlocked.Increment(ref ran); } }).AsTask();
+        rt.Dispose();
+
+        Assert.False(ch.TrySend(1)); // the only receiver cannot run: nobody takes the item
+        AssertCanceled(job, ref ran);
+        Assert.False(ch.TryReceive(out _));
+    }
+
+    [Fact]
+    public void TrySend_RangeOfDisposedRuntimeThenLiveReceiver_HandsItemToTheLiveOne()
+    {
+        var ch = Chan.Bounded<int>(1);
+        int ran = 0;
+        var rt = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1 });
+        Task job = rt.Spawn(ch, async c => { await foreach (int _ in c.ReadAllAsync()) { Interlocked.Increment(ref ran); } }).AsTask();
+        rt.Dispose();
+        Task<int> live = ch.ReceiveAsync().AsTask(); // queued behind the orphaned range's receive
+
+        Assert.True(ch.TrySend(42));
+        Assert.True(live.Wait(Limit));
+        Assert.Equal(42, live.Result);
+        AssertCanceled(job, ref ran);
+        Assert.Equal(0, ch.Count);
+    }
+
+    [Theory]
+    [InlineData(0)]
+    [InlineData(4)]
+    public void Dispose_ResumeOfRangeQueuedWithItem_GivesTheItemBack(int capacity)
+    {
+        Chan<int> ch = capacity == 0 ? Chan.Unbuffered<int>() : Chan.Bounded<int>(capacity);
+        int ran = 0;
+        var rt = new CurrentThreadRuntime();
+        Job job = rt.Spawn(ch, async c => { await foreach (int _ in c.ReadAllAsync()) { Interlocked.Increment(ref ran); } });
+        rt.RunUntilIdle();
+
+        Assert.True(ch.TrySend(14)); // handed to the range; the job's resume waits in the undriven queue
+        Assert.False(job.IsCompleted);
+        rt.Dispose();
+
+        Assert.Throws<OperationCanceledException>(() => job.GetAwaiter().GetResult());
+        Assert.Equal(0, ran);
+        Assert.True(ch.TryReceive(out int item), "the item handed to the abandoned enumeration was lost");
+        Assert.Equal(14, item);
+        Assert.False(ch.TryReceive(out _)); // and not duplicated
+    }
+
+    [Fact]
+    public void Dispose_RangeWaitStartedOffTheRuntime_GivesTheItemBack()
+    {
+        // MoveNextAsync called on a plain thread, its job awaited by a job of the runtime: the claim
+        // cannot tell that the range's consumer will never run, so the item must come back when that
+        // job is abandoned.
+        var ch = Chan.Unbuffered<int>();
+        int ran = 0;
+        ChanRange<int> range = ch.ReadAllAsync().GetAsyncEnumerator();
+        Job<bool> next = range.MoveNextAsync();
+        var rt = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1 });
+        Task job = rt.Spawn(next, async n => { await n; Interlocked.Increment(ref ran); }).AsTask();
+        rt.Dispose();
+
+        Assert.True(ch.TrySend(15));
+        AssertCanceled(job, ref ran);
+        Assert.True(ch.TryReceive(out int item), "the item handed to the abandoned enumeration was lost");
+        Assert.Equal(15, item);
+        Assert.False(ch.TryReceive(out _));
+    }
 }

@@ -254,6 +254,39 @@ public sealed class SelectTests
     }
 
     [Fact]
+    public void Select_ZeroTimeoutNothingReady_FiresAtOnce()
+    {
+        // As Job.Delay(TimeSpan.Zero) and Task.Delay(0) complete at once: a zero timeout polls the
+        // cases once and fires, instead of waiting for the next timer tick (a millisecond or more).
+        Chan<int> ch = Chan.Unbuffered<int>();
+        bool timedOut = false;
+
+        Job<int> select = Select.Receive(ch, _ => Assert.Fail("not ready")).Timeout(TimeSpan.Zero, () => timedOut = true).AsJob();
+
+        Assert.True(select.IsCompleted, "a zero timeout waited for the timer");
+        Assert.Equal(1, Sync.Result(select));
+        Assert.True(timedOut);
+        Assert.False(ch.TrySend(1)); // no case was left queued
+
+        Job<int> timeoutOnly = default(SelectBuilder).Timeout(TimeSpan.Zero).AsJob();
+        Assert.True(timeoutOnly.IsCompleted);
+        Assert.Equal(0, Sync.Result(timeoutOnly));
+    }
+
+    [Fact]
+    public void Select_ZeroTimeoutCaseReady_PicksTheCase()
+    {
+        Chan<int> ch = Chan.Bounded<int>(1);
+        ch.TrySend(3);
+        int got = 0;
+
+        int fired = Sync.Result(Select.Receive(ch, v => got = v).Timeout(TimeSpan.Zero, () => Assert.Fail("a case was ready")).AsJob());
+
+        Assert.Equal(0, fired);
+        Assert.Equal(3, got);
+    }
+
+    [Fact]
     public void Select_ReadyBeforeTimeout_TimeoutNeverFires()
     {
         using var runtime = new CurrentThreadRuntime();
