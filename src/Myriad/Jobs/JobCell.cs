@@ -71,7 +71,9 @@ public abstract class JobCell : WorkItem
     /// <summary>
     /// For a job (a state-machine box): the id of the runtime it belongs to
     /// (<see cref="Scheduling.RuntimeRegistry"/>), <see cref="Scheduling.RuntimeRegistry.Foreign"/> for
-    /// a job that runs outside every runtime, or 0 for a cell that runs no user code of its own.
+    /// a job that runs outside every runtime, or 0 for a cell that runs no user code of its own. A
+    /// cell that stands in for the job awaiting it (a channel's <c>await foreach</c> range) records
+    /// that job's runtime here too, so that a hand-off skips it once that runtime refuses resumes.
     /// Written by the job's own thread at each suspension, read by whoever resumes it. A short so
     /// that it fits in the padding after <see cref="_version"/>: pending jobs do not grow.
     /// </summary>
