@@ -18,13 +18,20 @@ public static partial class Chan
     /// never closed. The timer runs on that clock's timer queue and stays scheduled until it fires, even
     /// if nobody receives: for a timeout that is often abandoned, prefer <see cref="SelectBuilder.Timeout"/>
     /// (disarmed when the select ends) or a <see cref="Ticker"/> (stoppable).
-    /// <see cref="Timeout.InfiniteTimeSpan"/> gives a channel that never receives anything.</remarks>
+    /// <see cref="Timeout.InfiniteTimeSpan"/> gives a channel that never receives anything, and
+    /// <see cref="TimeSpan.Zero"/> one that holds the time already.</remarks>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="delay"/> is negative (other than infinite) or longer than about 49.7 days.</exception>
     public static ReceiveOnlyChan<DateTimeOffset> After(TimeSpan delay)
     {
         TimerQueue.ThrowIfInvalid(delay, nameof(delay));
         Chan<DateTimeOffset> channel = Bounded<DateTimeOffset>(1);
-        if (delay != Timeout.InfiniteTimeSpan)
+        if (delay == TimeSpan.Zero)
+        {
+            // As Job.Delay(TimeSpan.Zero) completes at once: the time is in the channel when it is
+            // returned. A timer would deliver it only at the wheel's next tick, a millisecond or more.
+            channel.TrySend((SchedulerContext.Current?.Runtime?.TimeProvider ?? TimeProvider.System).GetUtcNow());
+        }
+        else if (delay != Timeout.InfiniteTimeSpan)
         {
             var sender = new TimeSender(channel, period: TimeSpan.Zero);
             sender.Start(delay);

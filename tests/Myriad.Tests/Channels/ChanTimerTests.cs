@@ -1,5 +1,6 @@
 using System;
 using System.Threading;
+using Myriad;
 using Myriad.Channels;
 using Myriad.Scheduling;
 using Myriad.Tests.Support;
@@ -19,6 +20,28 @@ public sealed class ChanTimerTests
         Assert.True(fired >= start);
         Thread.Sleep(50);
         Assert.False(after.TryReceive(out _));
+    }
+
+    [Fact]
+    public void After_ZeroDelay_HoldsTheTimeAtOnce()
+    {
+        // It used to wait for the timer wheel's next tick (about 1.3 ms a call).
+        DateTimeOffset start = DateTimeOffset.UtcNow;
+        Assert.True(Chan.After(TimeSpan.Zero).TryReceive(out DateTimeOffset fired));
+        Assert.True(fired >= start);
+    }
+
+    [Fact]
+    public void After_ZeroDelayOnADeterministicRuntime_SendsTheVirtualTime()
+    {
+        using var runtime = new DeterministicRuntime(1);
+        DateTimeOffset now = runtime.TimeProvider.GetUtcNow();
+        DateTimeOffset sent = runtime.Run(static () =>
+        {
+            Assert.True(Chan.After(TimeSpan.Zero).TryReceive(out DateTimeOffset t));
+            return Job.FromResult(t);
+        });
+        Assert.Equal(now, sent);
     }
 
     [Fact]
