@@ -29,7 +29,7 @@ public static partial class Chan
         {
             // As Job.Delay(TimeSpan.Zero) completes at once: the time is in the channel when it is
             // returned. A timer would deliver it only at the wheel's next tick, a millisecond or more.
-            channel.TrySend((SchedulerContext.Current?.Runtime?.TimeProvider ?? TimeProvider.System).GetUtcNow());
+            channel.TrySend(TimeSender.ClockOf(SchedulerContext.Current?.Runtime).GetUtcNow());
         }
         else if (delay != Timeout.InfiniteTimeSpan)
         {
@@ -87,8 +87,11 @@ internal sealed class TimeSender : WorkItem
         _period = period;
         _entry = new TimerEntry(this);
         _runtime = SchedulerContext.Current?.Runtime;
-        _clock = _runtime?.TimeProvider ?? TimeProvider.System;
+        _clock = ClockOf(_runtime);
     }
+
+    /// <summary>The clock a time channel started on <paramref name="runtime"/> counts in and reads (see <c>_clock</c>).</summary>
+    internal static TimeProvider ClockOf(JobRuntime? runtime) => runtime?.TimeProvider ?? TimeProvider.System;
 
     internal void Start(TimeSpan delay)
     {
