@@ -72,6 +72,17 @@ internal static class MyriadDefaults
     internal static readonly int ParkYieldEvery = ReadInt("Myriad.ParkYieldEvery", 4, 1, 10_000);
 
     /// <summary>
+    /// How many of its newest run-queue entries a worker searches for a spawned job that an awaiting
+    /// job runs inline (join helping) when that job is not the newest entry, to clear its entry
+    /// (<see cref="Scheduling.LocalQueue"/>, Forget). A parent that spawns its children and awaits
+    /// them in order finds child i at depth (children - i); 32 covers the fan-outs that spawn-then-
+    /// await code typically has (a 10-ary tree, a batch of a few dozen) at a cost of a few
+    /// reference compares, and a miss only leaves a stale entry behind, as before.
+    /// AppContext key: <c>Myriad.ForgetScanDepth</c> (0 turns clearing off).
+    /// </summary>
+    internal static readonly int ForgetScanDepth = ReadInt("Myriad.ForgetScanDepth", 32, 0, 4096);
+
+    /// <summary>
     /// How long a worker blocked in <c>Wait()</c> sleeps when it has nothing to run before looking
     /// for work again. The awaited job's completion wakes it at once; the timeout only bounds how
     /// long new work in other workers' queues waits for this worker's help. 1 ms: the scale of a

@@ -215,7 +215,8 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
     /// round trip, and keeps the child's data in this core's cache; other workers keep stealing the
     /// older entries. Only on a thread of the box's own runtime (a job never runs elsewhere) and
     /// only below the trampoline's depth limit (a chain of spawns awaited one inside the other must
-    /// not grow the stack without bound). The queue entry stays behind and finds the claim taken.
+    /// not grow the stack without bound). The job's queue entry is taken back or cleared when it is
+    /// among this worker's newest; otherwise it stays behind and finds the claim taken.
     /// </summary>
     internal override bool TryHelp()
     {
@@ -237,7 +238,12 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
 
             if (state.Context is Worker worker && worker.IsCurrentThread)
             {
-                worker.TryTakeBackLast(this); // the usual spawn-then-await leaves no stale entry
+                worker.RemoveEntryOfClaimed(this); // the usual spawn-then-await leaves no stale entry
+
+                // A helped job is progress as much as one run from the loop: a worker that runs a
+                // whole subtree inline (a spawn tree) is not stuck, and must not make the wake
+                // watchdog start a spare thread to compete with it for the cores.
+                worker.CountItemRun();
             }
 
             Start(state);

@@ -64,8 +64,11 @@ internal sealed partial class Worker : SchedulerContext
     /// <summary>Times this worker parked; written by it alone, read racily by metrics.</summary>
     internal long ParkCount;
 
-    /// <summary>Items this worker ran from its loop; written by it alone, read racily by the wake watchdog.</summary>
+    /// <summary>Items this worker ran, from its loop or inline by join helping; written by it alone, read racily by the wake watchdog and spare threads.</summary>
     internal long ItemsRun;
+
+    /// <summary>Counts an item run on this worker's thread, from its loop or inline by join helping (owner thread only).</summary>
+    internal void CountItemRun() => Volatile.Write(ref ItemsRun, ItemsRun + 1);
 
     internal bool HasStealableWork => _queue.Count > 0 || Volatile.Read(ref _next) is not null;
 
@@ -85,8 +88,22 @@ internal sealed partial class Worker : SchedulerContext
         WakeIoPoller();
     }
 
-    /// <summary>A spawn its spawner runs at once takes its entry back (owner thread only; see <see cref="LocalQueue.TryTakeBackLast"/>).</summary>
-    internal bool TryTakeBackLast(WorkItem item) => _queue.Owner.TryTakeBackLast(item);
+    /// <summary>
+    /// A spawn that an awaiting job on this worker claimed and runs inline (join helping) removes
+    /// its entry: takes it back when it is the newest, else clears it among the newest entries, so
+    /// that spawning children and awaiting them in order leaves no stale entries to fill the ring,
+    /// overflow to the global queue and be stolen for nothing (owner thread only; see
+    /// <see cref="LocalQueue"/>). The caller owns the item by its claim: an entry a thief copied
+    /// already is a stale entry, which finds the claim taken.
+    /// </summary>
+    internal void RemoveEntryOfClaimed(WorkItem item)
+    {
+        LocalQueueOwner queue = _queue.Owner;
+        if (!queue.TryTakeBackLastAndTrim(item))
+        {
+            queue.Forget(item, MyriadDefaults.ForgetScanDepth);
+        }
+    }
 
     /// <summary>Queues spawned work at the back of this worker's queue (owner thread only).</summary>
     internal void PushLocal(WorkItem item) => _queue.Owner.Push(item, _runtime.Overflow);
@@ -124,7 +141,7 @@ internal sealed partial class Worker : SchedulerContext
             return false;
         }
 
-        Volatile.Write(ref ItemsRun, ItemsRun + 1);
+        CountItemRun();
         Trampoline.RunFromScheduler(item);
         return true;
     }
@@ -159,7 +176,7 @@ internal sealed partial class Worker : SchedulerContext
                 if (item is not null)
                 {
                     _runtime.Idle.SearchSucceeded(this);
-                    Volatile.Write(ref ItemsRun, ItemsRun + 1);
+                    CountItemRun();
                     Trampoline.RunFromScheduler(item);
                     continue;
                 }
