@@ -64,4 +64,24 @@ public class JoinHelpingStressTests
             Assert.Equal(leaves * (leaves - 1) / 2, sum);
         }
     }
+
+    [Fact]
+    public void SpawnTree_EveryWorkerBusyHelping_StartsNoSpareThreads()
+    {
+        // Both workers run subtrees inline for tens of milliseconds while siblings wait in their
+        // queues: busy, not blocked. The wake watchdog used to take that for a stall and start
+        // about 3 spare threads per tree, which then competed with the workers for the 2 cores.
+        // (Fewer than one per tree is allowed: a worker the OS deschedules for a whole
+        // SpareThreadDelay on a loaded machine does look blocked.)
+        const int trees = 4;
+        const long leaves = 1_000_000;
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        for (int round = 0; round < trees; round++)
+        {
+            long sum = TestHelpers.OnThread(() => runtime.Run((runtime, leaves), static s => Node(s.runtime, 0, s.leaves, yieldingLeaves: false)));
+            Assert.Equal(leaves * (leaves - 1) / 2, sum);
+        }
+
+        Assert.True(runtime.SparesStarted < trees, $"{runtime.SparesStarted} spare threads started for {trees} trees");
+    }
 }
