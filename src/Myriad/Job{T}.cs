@@ -55,6 +55,9 @@ public readonly struct Job<T>
     public bool IsCompletedSuccessfully => _box is null || (_box.IsCompleted(_token) && _box.ErrorUnchecked is null);
 
     /// <summary>Gets the awaiter for <c>await</c>.</summary>
+    // AggressiveOptimization here and below: optimized from the first call, so that one-shot
+    // programs do not run the spawn path as tier-0 code (docs/design.md, "Cold runs").
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public JobAwaiter<T> GetAwaiter() => new(this);
 
     /// <inheritdoc cref="Job.ConfigureAwait(bool)"/>
@@ -109,9 +112,14 @@ public readonly struct JobAwaiter<T> : ICriticalNotifyCompletion, IJobAwaiter
     /// of the same runtime, is run right here first (join helping), so the awaiting job need not
     /// suspend behind it.
     /// </summary>
-    public bool IsCompleted => _job._box is not { } box || box.IsCompleted(_job._token) || JobCell.HelpThenCheck(box, _job._token);
+    public bool IsCompleted
+    {
+        [MethodImpl(MethodImplOptions.AggressiveOptimization)]
+        get => _job._box is not { } box || box.IsCompleted(_job._token) || JobCell.HelpThenCheck(box, _job._token);
+    }
 
     /// <summary>The result (consumes the job); throws the job's exception.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public T GetResult() => _job._box is null ? _job._result : _job._box.GetResult(_job._token);
 
     /// <summary>Schedules the continuation of code that is not a job, flowing the ExecutionContext; it resumes on the captured SynchronizationContext or TaskScheduler, as after awaiting a Task (see <see cref="Job.ConfigureAwait"/>).</summary>

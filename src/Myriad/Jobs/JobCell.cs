@@ -301,7 +301,9 @@ public abstract class JobCell : WorkItem
     /// Only on the pending path (the fast path has already read the cell), so it costs a suspension
     /// nothing measurable.
     /// </summary>
-    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    // AggressiveOptimization here and below: optimized from the first call, so that one-shot
+    // programs do not run the spawn path as tier-0 code (docs/design.md, "Cold runs").
+    [MethodImpl(MethodImplOptions.NoInlining | MethodImplOptions.AggressiveOptimization)]
     internal static bool HelpThenCheck(JobCell cell, short token) => cell.TryHelp() && cell.IsCompleted(token);
 
     /// <summary>The runtime a spawned job belongs to; null for cells that are not spawned jobs.</summary>

@@ -30,7 +30,9 @@ public struct JobMethodBuilder<T>
     public Job<T> Task => _box is null ? new Job<T>(_result) : new Job<T>(_box, _box.Version);
 
     /// <summary>Runs the method's first step, inline when the stack allows it.</summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    // AggressiveOptimization here and below: optimized from the first call, so that one-shot
+    // programs do not run the spawn path as tier-0 code (docs/design.md, "Cold runs").
+    [MethodImpl(MethodImplOptions.AggressiveInlining | MethodImplOptions.AggressiveOptimization)]
     public void Start<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicFields | DynamicallyAccessedMemberTypes.NonPublicFields)] TStateMachine>(ref TStateMachine stateMachine) where TStateMachine : IAsyncStateMachine
         => BuilderCore<T>.Start(ref _box, ref stateMachine);
 
@@ -82,7 +84,7 @@ public struct JobMethodBuilder
     public Job Task => _box is null ? default : new(new Job<VoidResult>(_box, _box.Version));
 
     /// <summary>Runs the method's first step, inline when the stack allows it.</summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    [MethodImpl(MethodImplOptions.AggressiveInlining | MethodImplOptions.AggressiveOptimization)]
     public void Start<[DynamicallyAccessedMembers(DynamicallyAccessedMemberTypes.PublicFields | DynamicallyAccessedMemberTypes.NonPublicFields)] TStateMachine>(ref TStateMachine stateMachine) where TStateMachine : IAsyncStateMachine
         => BuilderCore<VoidResult>.Start(ref _box, ref stateMachine);
 

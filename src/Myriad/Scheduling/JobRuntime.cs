@@ -1,4 +1,5 @@
 using System;
+using System.Runtime.CompilerServices;
 using System.Threading;
 using System.Threading.Tasks;
 using Myriad.Internal;
@@ -228,6 +229,11 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
         }
     }
 
+    // AggressiveOptimization here and below: optimized from the first call, so that one-shot
+
+    // programs do not run the spawn path as tier-0 code (docs/design.md, "Cold runs").
+
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     private Job<TResult> SpawnCore<TState, TResult>(TState state, object body, SpawnBodyKind kind, CancellationToken cancellationToken)
     {
         ThrowIfDisposed();

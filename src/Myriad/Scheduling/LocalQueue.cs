@@ -1,4 +1,5 @@
 using System;
+using System.Runtime.CompilerServices;
 using System.Diagnostics;
 using System.Threading;
 using Myriad.Internal;
@@ -105,6 +106,11 @@ internal sealed class LocalQueue
 
     internal LocalQueueStealer Stealer => new(this);
 
+    // AggressiveOptimization here and below: optimized from the first call, so that one-shot
+
+    // programs do not run the spawn path as tier-0 code (docs/design.md, "Cold runs").
+
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     internal void Push(WorkItem item, Action<WorkItem[]> overflow)
     {
         while (true)
@@ -156,6 +162,7 @@ internal sealed class LocalQueue
         return true;
     }
 
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     internal WorkItem? Pop()
     {
         while (true)
@@ -177,6 +184,7 @@ internal sealed class LocalQueue
     }
 
     /// <summary>Removes <paramref name="item"/> if it is the newest entry and no thief took it (owner only).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     internal bool TryTakeBackLast(WorkItem item)
     {
         int tail = _tail;
@@ -208,6 +216,7 @@ internal sealed class LocalQueue
     /// Takes <paramref name="item"/> back if it is the newest entry and no thief took it, then trims
     /// the cleared entries that end the ring (owner only).
     /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     internal bool TryTakeBackLastAndTrim(WorkItem item)
     {
         if (!TryTakeBackLast(item))
@@ -223,6 +232,7 @@ internal sealed class LocalQueue
     /// Clears <paramref name="item"/>'s entry if it is among the <paramref name="depth"/> newest
     /// (owner only; see "Cleared entries"). No ownership: a thief may hold a copy already.
     /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     internal void Forget(WorkItem item, int depth)
     {
         int tail = _tail;
@@ -239,6 +249,7 @@ internal sealed class LocalQueue
     }
 
     /// <summary>Lowers the tail past the cleared entries that end the ring; gives up if a thief gets in the way.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     private void TrimCleared()
     {
         int tail = _tail;
@@ -262,6 +273,7 @@ internal sealed class LocalQueue
     }
 
     /// <summary>Steals half of this queue into <paramref name="destination"/> and returns one item to run.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     internal WorkItem? StealHalfInto(LocalQueue destination)
     {
         int destTail = destination._tail;

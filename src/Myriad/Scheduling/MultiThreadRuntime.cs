@@ -1,4 +1,5 @@
 using System;
+using System.Runtime.CompilerServices;
 using System.Threading;
 using Myriad.Internal;
 
@@ -115,6 +116,11 @@ public sealed partial class MultiThreadRuntime : JobRuntime
     /// </summary>
     internal override void ScheduleResume(WorkItem item, PerThread state) => Schedule(item, state, mayDeferWake: false);
 
+    // AggressiveOptimization here and below: optimized from the first call, so that one-shot
+
+    // programs do not run the spawn path as tier-0 code (docs/design.md, "Cold runs").
+
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     private void Schedule(WorkItem item, PerThread state, bool mayDeferWake)
     {
         if (state.Context is Worker worker && worker.Runtime == this)

@@ -98,6 +98,11 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
     private const int Registering = -2;
     private const int Poked = -3;
 
+    // AggressiveOptimization here and below: optimized from the first call, so that one-shot
+
+    // programs do not run the spawn path as tier-0 code (docs/design.md, "Cold runs").
+
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     internal static SpawnBox<TState, TResult> Rent(PerThread thread, JobRuntime runtime, TState state, object body, SpawnBodyKind kind, CancellationToken cancellationToken)
     {
         SpawnBox<TState, TResult> box = s_pool.Rent(thread) ?? new();
@@ -137,6 +142,7 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
 
     internal override string Describe() => _body is Delegate d ? $"spawned {d.Method.Name}" : "spawned job";
 
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     internal override void Execute(PerThread state)
     {
         int claim = Volatile.Read(ref _claim);
@@ -218,6 +224,7 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
     /// not grow the stack without bound). The job's queue entry is taken back or cleared when it is
     /// among this worker's newest; otherwise it stays behind and finds the claim taken.
     /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     internal override bool TryHelp()
     {
         JobRuntime? runtime = Volatile.Read(ref _runtime);
@@ -299,6 +306,7 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
         }
     }
 
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     private void RunBody()
     {
         Job<TResult> inner;

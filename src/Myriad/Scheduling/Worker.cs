@@ -1,4 +1,5 @@
 using System;
+using System.Runtime.CompilerServices;
 using System.Threading;
 using Myriad.Internal;
 using Myriad.Jobs;
@@ -96,6 +97,9 @@ internal sealed partial class Worker : SchedulerContext
     /// <see cref="LocalQueue"/>). The caller owns the item by its claim: an entry a thief copied
     /// already is a stale entry, which finds the claim taken.
     /// </summary>
+    // AggressiveOptimization here and below: optimized from the first call, so that one-shot
+    // programs do not run the spawn path as tier-0 code (docs/design.md, "Cold runs").
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     internal void RemoveEntryOfClaimed(WorkItem item)
     {
         LocalQueueOwner queue = _queue.Owner;
@@ -197,6 +201,7 @@ internal sealed partial class Worker : SchedulerContext
     }
 
     /// <summary>The next item from this worker's own sources, in fairness order.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     private WorkItem? NextLocal()
     {
         _tick++;
