@@ -230,9 +230,7 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     }
 
     // AggressiveOptimization here and below: optimized from the first call, so that one-shot
-
     // programs do not run the spawn path as tier-0 code (docs/design.md, "Cold runs").
-
     [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     private Job<TResult> SpawnCore<TState, TResult>(TState state, object body, SpawnBodyKind kind, CancellationToken cancellationToken)
     {

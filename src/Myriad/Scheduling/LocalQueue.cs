@@ -107,9 +107,7 @@ internal sealed class LocalQueue
     internal LocalQueueStealer Stealer => new(this);
 
     // AggressiveOptimization here and below: optimized from the first call, so that one-shot
-
     // programs do not run the spawn path as tier-0 code (docs/design.md, "Cold runs").
-
     [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     internal void Push(WorkItem item, Action<WorkItem[]> overflow)
     {

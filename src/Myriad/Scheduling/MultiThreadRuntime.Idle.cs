@@ -53,9 +53,7 @@ public sealed partial class MultiThreadRuntime
         internal int IdleCount => Volatile.Read(ref _idleCount);
 
         // AggressiveOptimization here and below: optimized from the first call, so that one-shot
-
         // programs do not run the spawn path as tier-0 code (docs/design.md, "Cold runs").
-
         [MethodImpl(MethodImplOptions.AggressiveOptimization)]
         internal void NotifyWork()
         {

@@ -117,9 +117,7 @@ public sealed partial class MultiThreadRuntime : JobRuntime
     internal override void ScheduleResume(WorkItem item, PerThread state) => Schedule(item, state, mayDeferWake: false);
 
     // AggressiveOptimization here and below: optimized from the first call, so that one-shot
-
     // programs do not run the spawn path as tier-0 code (docs/design.md, "Cold runs").
-
     [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     private void Schedule(WorkItem item, PerThread state, bool mayDeferWake)
     {

@@ -99,9 +99,7 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
     private const int Poked = -3;
 
     // AggressiveOptimization here and below: optimized from the first call, so that one-shot
-
     // programs do not run the spawn path as tier-0 code (docs/design.md, "Cold runs").
-
     [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     internal static SpawnBox<TState, TResult> Rent(PerThread thread, JobRuntime runtime, TState state, object body, SpawnBodyKind kind, CancellationToken cancellationToken)
     {
