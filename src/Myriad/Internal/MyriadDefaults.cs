@@ -83,6 +83,16 @@ internal static class MyriadDefaults
     internal static readonly int ForgetScanDepth = ReadInt("Myriad.ForgetScanDepth", 32, 0, 4096);
 
     /// <summary>
+    /// How many <see cref="Scheduling.RuntimeOptions.SpareThreadDelay"/>s queued work may wait while
+    /// every worker keeps running jobs (busy, not blocked: typically helping joins of a spawn tree,
+    /// which does not bring them back to their loops) before the wake watchdog starts a spare thread
+    /// for it anyway. 5 (100 ms by default) lets a CPU-bound fork-join of a tenth of a second finish
+    /// on the workers alone, while work that those workers left queued, and that something else
+    /// waits for, is still reached in bounded time. AppContext key: <c>Myriad.BusyStallFactor</c>.
+    /// </summary>
+    internal static readonly int BusyStallFactor = ReadInt("Myriad.BusyStallFactor", 5, 1, 1000);
+
+    /// <summary>
     /// How long a worker blocked in <c>Wait()</c> sleeps when it has nothing to run before looking
     /// for work again. The awaited job's completion wakes it at once; the timeout only bounds how
     /// long new work in other workers' queues waits for this worker's help. 1 ms: the scale of a

@@ -33,7 +33,7 @@ namespace Myriad.Scheduling;
 ///    oldest half by compare-exchanging the head forward, which races with thieves exactly like a
 ///    steal; on failure retry from step 1 (a thief made room).</para>
 /// <para><b>Pop (owner).</b> Read head and tail; if empty return; read the slot at head; CAS head to
-/// head + 1; on failure (a thief took it) retry. LIFO order is given by the separate next-job slot,
+/// head + 1; on failure (a thief took it), or if the entry was cleared, retry. LIFO order is given by the separate next-job slot,
 /// the ring itself is FIFO so that old work is not starved.</para>
 /// <para><b>Lower the tail (owner): take back the newest, trim cleared entries.</b>
 /// 1. Read the head word (h). Decide the new tail t' from it (h &lt;= t' &lt; tail).
@@ -60,11 +60,12 @@ namespace Myriad.Scheduling;
 /// <para><b>Steal half (thief).</b>
 /// 1. Read the victim's head word (acquire), then its tail (acquire); n = ceil(count / 2);
 ///    nothing to do if 0.
+///    n is capped at the room in the thief's own ring plus one.
 /// 2. Copy the n entries, skipping cleared ones, into the thief's own ring at the thief's tail
-///    (the thief is the owner of its own ring, and has room: it only steals when empty).
+///    (the thief owns its ring); the first entry that is not cleared is kept aside to run.
 /// 3. CAS the victim's head word from (head, epoch) to (head + n, epoch). Failure: someone else
 ///    took items or the owner lowered the tail; retry from 1.
-/// 4. Publish the thief's new tail (release).
+/// 4. Publish the thief's new tail (release). If all n entries were cleared, retry from 1.
 /// The copy is speculative: the race between step 2 and another consumer is settled by the CAS.</para>
 /// </remarks>
 internal sealed class LocalQueue
@@ -326,7 +327,13 @@ internal sealed class LocalQueue
                     Volatile.Write(ref destination._tail, destTail + copied);
                 }
 
-                return first;
+                if (first is not null)
+                {
+                    return first;
+                }
+
+                // Only cleared entries: look again, entries may remain past them. Each round moved
+                // the head forward, so this ends.
             }
         }
     }

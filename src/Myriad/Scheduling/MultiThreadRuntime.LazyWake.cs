@@ -39,7 +39,9 @@ public sealed partial class MultiThreadRuntime
     /// No item can be stranded: until a worker takes it, either a worker is awake and will reach the
     /// injection queue (parking re-checks it, see <see cref="IdleCoordinator"/>), or the timer is
     /// armed. The cost is a start latency of at most the delay for a job spawned from a plain thread
-    /// that then neither waits, awaits nor spawns again.</para>
+    /// that then neither waits, awaits nor spawns again. (A worker that stays awake but keeps running
+    /// jobs inline by join helping reaches the queue only when it comes back to its loop; the
+    /// watchdog bounds that wait, see <see cref="CheckBusyStall"/>.)</para>
     /// </remarks>
     private void ScheduleFromOutside(WorkItem item, PerThread state, bool mayDeferWake)
     {
@@ -167,6 +169,32 @@ public sealed partial class MultiThreadRuntime
         }
     }
 
+    /// <summary>
+    /// Step 3 found stuck work while every worker keeps running jobs: start a spare thread only once
+    /// that has lasted <see cref="MyriadDefaults.BusyStallFactor"/> times the
+    /// <see cref="RuntimeOptions.SpareThreadDelay"/>. The spare leaves at its first look if every
+    /// worker still moves (see <see cref="SpareWorker"/>, step 4), after running some of the work.
+    /// </summary>
+    private void CheckBusyStall(ref long busySince)
+    {
+        if (_idle.IdleCount != 0 || _idle.SearchingCount != 0 || _options.MaxSpareThreads == 0)
+        {
+            busySince = 0;
+            return;
+        }
+
+        long now = Environment.TickCount64;
+        if (busySince == 0)
+        {
+            busySince = now;
+        }
+        else if (now - busySince >= (long)_options.SpareThreadDelayMilliseconds * MyriadDefaults.BusyStallFactor)
+        {
+            busySince = 0;
+            TryStartSpare();
+        }
+    }
+
     private void StartWatchdog()
     {
         lock (_watchdogParker)
@@ -199,12 +227,15 @@ public sealed partial class MultiThreadRuntime
     /// 3. Otherwise look at each place that holds work: a worker's run queue and next-job slot, and
     ///    the injection queue. Work there is stuck if that place did not move for a whole tick: the
     ///    worker ran no item from its loop, or no item left the injection queue (a take-back by a
-    ///    waiting spawner included). If anything is stuck, wake a worker; if there is none to wake
-    ///    and that lasts while some worker ran nothing for a tick, start a spare thread (see
-    ///    <see cref="CheckStall"/>). Workers that all ran something (from their loop or inline, by
-    ///    join helping) are busy, not blocked: queued work waits for the first of them to come
-    ///    back to its loop, as behind any long-running item, and a spare thread would only compete
-    ///    with them for the cores (a spawn tree ran 15-25% slower on 2 cores with one).
+    ///    waiting spawner included); a job run inline by join helping does not count, since it
+    ///    moves nothing that was queued before. If anything is stuck, wake a worker; if there is none
+    ///    to wake and that lasts while some worker ran no job at all for a tick (see
+    ///    <see cref="Worker.JobsRun"/>), start a spare thread (see <see cref="CheckStall"/>). Workers
+    ///    that all keep running jobs (from their loop or inline) are busy, not blocked: a spare
+    ///    thread would only compete with them for the cores (a spawn tree ran 15-25% slower on 2
+    ///    cores with one), so queued work waits for the first of them to come back to its loop, as
+    ///    behind any long item, but only for <see cref="MyriadDefaults.BusyStallFactor"/> stall
+    ///    delays (<see cref="CheckBusyStall"/>).
     /// 4. Re-arm, and look again next tick while work stays visible.
     /// Progress is judged per place, not for the runtime as a whole: an item queued behind a worker
     /// that runs one long item is stuck even while the other workers keep running their own work.
@@ -216,9 +247,12 @@ public sealed partial class MultiThreadRuntime
     {
         int delay = Math.Max(1, _options.LazyWakeDelayMilliseconds);
         long[] lastRun = new long[_workers.Length];
+        long[] lastJobs = new long[_workers.Length];
         long lastRemovals = -1;
         long stalledSince = 0;
+        long busySince = 0;
         Array.Fill(lastRun, -1);
+        Array.Fill(lastJobs, -1);
 
         // Not just until shutdown: a worker blocked during the drain still needs a spare thread.
         while (Volatile.Read(ref _disposalFinished) == 0)
@@ -253,13 +287,16 @@ public sealed partial class MultiThreadRuntime
                     stuck |= run == lastRun[i];
                 }
 
-                allWorkersMoved &= run != lastRun[i];
                 lastRun[i] = run;
+                long jobs = Volatile.Read(ref worker.JobsRun);
+                allWorkersMoved &= jobs != lastJobs[i];
+                lastJobs[i] = jobs;
             }
 
             if (!visible)
             {
                 stalledSince = 0; // nothing is waiting: a stall is continuous or it is not one
+                busySince = 0;
                 continue;
             }
 
@@ -268,16 +305,23 @@ public sealed partial class MultiThreadRuntime
                 _idle.NotifyWork();
                 if (allWorkersMoved)
                 {
-                    stalledSince = 0; // busy, not blocked: a spare would only compete for the cores
+                    // Busy, not blocked: a spare would only compete for the cores. Unless that
+                    // lasts far longer than a stall may: workers that keep helping joins never come
+                    // back to their loops, and work they left queued (a timer wake-up, a job another
+                    // job waits for) would wait for as long as they keep at it.
+                    stalledSince = 0;
+                    CheckBusyStall(ref busySince);
                 }
                 else
                 {
+                    busySince = 0;
                     CheckStall(ref stalledSince);
                 }
             }
             else
             {
                 stalledSince = 0;
+                busySince = 0;
             }
 
             Interlocked.Exchange(ref _wakeTimerArmed, 1);

@@ -22,7 +22,8 @@ namespace Myriad.Scheduling;
 ///    shutdown), then exit.
 /// 4. Every <see cref="RuntimeOptions.SpareThreadDelay"/>, between items, ask whether the stall is
 ///    over: some worker is parked or searching (there is room for the work without this thread), or
-///    every worker ran an item from its loop since the last look (none is stuck). If so, hand the
+///    every worker ran a job since the last look, from its loop or inline by join helping (none is
+///    blocked; see <see cref="Worker.JobsRun"/>). If so, hand the
 ///    items it stole to the injection queue and exit. Never during a disposal: the workers may have
 ///    left already, and a disposal drains queued work, so a spare drains as in step 3 then (it reads
 ///    the shutdown flag again after handing back, after the enqueue's full fence: either it sees the
@@ -44,7 +45,7 @@ internal sealed class SpareWorker : SchedulerContext
     private readonly LocalQueue _queue;
     private readonly Parker _parker = new();
 
-    /// <summary>Each worker's <see cref="Worker.ItemsRun"/> at the last look of step 4.</summary>
+    /// <summary>Each worker's <see cref="Worker.JobsRun"/> at the last look of step 4.</summary>
     private readonly long[] _workersRun;
 
     /// <summary>When step 4 last looked (<see cref="Environment.TickCount64"/>).</summary>
@@ -170,7 +171,7 @@ internal sealed class SpareWorker : SchedulerContext
         bool allMoved = true;
         for (int i = 0; i < workers.Length; i++)
         {
-            long run = Volatile.Read(ref workers[i].ItemsRun);
+            long run = Volatile.Read(ref workers[i].JobsRun);
             allMoved &= run != _workersRun[i];
             _workersRun[i] = run;
         }

@@ -245,10 +245,10 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
             {
                 worker.RemoveEntryOfClaimed(this); // the usual spawn-then-await leaves no stale entry
 
-                // A helped job is progress as much as one run from the loop: a worker that runs a
-                // whole subtree inline (a spawn tree) is not stuck, and must not make the wake
-                // watchdog start a spare thread to compete with it for the cores.
-                worker.CountItemRun();
+                // A helped job shows the worker busy, not blocked: a worker that runs a whole
+                // subtree inline (a spawn tree) must not make the wake watchdog start a spare
+                // thread to compete with it for the cores.
+                worker.CountHelpedJob();
             }
 
             Start(state);

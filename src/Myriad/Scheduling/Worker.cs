@@ -65,11 +65,29 @@ internal sealed partial class Worker : SchedulerContext
     /// <summary>Times this worker parked; written by it alone, read racily by metrics.</summary>
     internal long ParkCount;
 
-    /// <summary>Items this worker ran, from its loop or inline by join helping; written by it alone, read racily by the wake watchdog and spare threads.</summary>
+    /// <summary>
+    /// Items this worker ran from its loop; written by it alone, read racily by the wake watchdog to
+    /// judge whether this worker's queue and slot move. A job it runs inline (join helping) is not
+    /// counted here: helping runs only the child it claimed, so older work queued behind a worker
+    /// that keeps helping waits as behind a long item.
+    /// </summary>
     internal long ItemsRun;
 
-    /// <summary>Counts an item run on this worker's thread, from its loop or inline by join helping (owner thread only).</summary>
-    internal void CountItemRun() => Volatile.Write(ref ItemsRun, ItemsRun + 1);
+    /// <summary>
+    /// Jobs this worker ran, from its loop or inline by join helping; written by it alone, read
+    /// racily by the wake watchdog and spare threads to tell a busy worker from a blocked one.
+    /// </summary>
+    internal long JobsRun;
+
+    /// <summary>Counts an item run from this worker's loop (owner thread only).</summary>
+    private void CountItemRun()
+    {
+        Volatile.Write(ref ItemsRun, ItemsRun + 1);
+        Volatile.Write(ref JobsRun, JobsRun + 1);
+    }
+
+    /// <summary>Counts a job this worker ran inline by join helping (owner thread only).</summary>
+    internal void CountHelpedJob() => Volatile.Write(ref JobsRun, JobsRun + 1);
 
     internal bool HasStealableWork => _queue.Count > 0 || Volatile.Read(ref _next) is not null;
 

@@ -194,16 +194,17 @@ public class LocalQueueTests
     }
 
     [Fact]
-    public void Steal_OnlyClearedEntriesInTheStolenHalf_ReturnsNullAndMovesOn()
+    public void Steal_OnlyClearedEntriesInTheStolenHalf_LooksAgainAndTakesTheNext()
     {
         var victim = new LocalQueue(16);
         var thief = new LocalQueue(16);
         Item[] items = PushAll(victim, 4);
         victim.Owner.Forget(items[0], depth: 32);
         victim.Owner.Forget(items[1], depth: 32);
-        Assert.Null(thief.Owner.StealFrom(victim.Stealer));
+        Assert.Same(items[2], thief.Owner.StealFrom(victim.Stealer)); // half of 4 were cleared; then half of 2
         Assert.Equal(0, thief.Count);
-        Assert.Same(items[2], thief.Owner.StealFrom(victim.Stealer));
+        Assert.Equal(1, victim.Count);
+        Assert.Same(items[3], victim.Owner.Pop());
     }
 
     [Fact]
