@@ -41,7 +41,7 @@ public sealed partial class MultiThreadRuntime
     /// armed. The cost is a start latency of at most the delay for a job spawned from a plain thread
     /// that then neither waits, awaits nor spawns again. (A worker that stays awake but keeps running
     /// jobs inline by join helping reaches the queue only when it comes back to its loop; the
-    /// watchdog bounds that wait, see <see cref="CheckBusyStall"/>.)</para>
+    /// watchdog bounds that wait, see <see cref="CheckStall"/>.)</para>
     /// </remarks>
     private void ScheduleFromOutside(WorkItem item, PerThread state, bool mayDeferWake)
     {
@@ -146,10 +146,13 @@ public sealed partial class MultiThreadRuntime
 
     /// <summary>
     /// Step 3 of a tick found stuck work. If no worker is parked or searching, no wake can help; once
-    /// that has lasted a whole <see cref="RuntimeOptions.SpareThreadDelay"/>, start a spare thread
-    /// (see <see cref="TryStartSpare"/>).
+    /// that has lasted <paramref name="delayMilliseconds"/>, start a spare thread (see
+    /// <see cref="TryStartSpare"/>). The delay is <see cref="RuntimeOptions.SpareThreadDelay"/> when
+    /// some worker may be blocked, and <see cref="MyriadDefaults.BusyStallFactor"/> times that while
+    /// every worker keeps running jobs; such a spare leaves at its first look if every worker still
+    /// moves (see <see cref="SpareWorker"/>, step 4), after running some of the work.
     /// </summary>
-    private void CheckStall(ref long stalledSince)
+    private void CheckStall(ref long stalledSince, long delayMilliseconds)
     {
         if (_idle.IdleCount != 0 || _idle.SearchingCount != 0 || _options.MaxSpareThreads == 0)
         {
@@ -162,35 +165,9 @@ public sealed partial class MultiThreadRuntime
         {
             stalledSince = now;
         }
-        else if (now - stalledSince >= _options.SpareThreadDelayMilliseconds)
+        else if (now - stalledSince >= delayMilliseconds)
         {
             stalledSince = 0;
-            TryStartSpare();
-        }
-    }
-
-    /// <summary>
-    /// Step 3 found stuck work while every worker keeps running jobs: start a spare thread only once
-    /// that has lasted <see cref="MyriadDefaults.BusyStallFactor"/> times the
-    /// <see cref="RuntimeOptions.SpareThreadDelay"/>. The spare leaves at its first look if every
-    /// worker still moves (see <see cref="SpareWorker"/>, step 4), after running some of the work.
-    /// </summary>
-    private void CheckBusyStall(ref long busySince)
-    {
-        if (_idle.IdleCount != 0 || _idle.SearchingCount != 0 || _options.MaxSpareThreads == 0)
-        {
-            busySince = 0;
-            return;
-        }
-
-        long now = Environment.TickCount64;
-        if (busySince == 0)
-        {
-            busySince = now;
-        }
-        else if (now - busySince >= (long)_options.SpareThreadDelayMilliseconds * MyriadDefaults.BusyStallFactor)
-        {
-            busySince = 0;
             TryStartSpare();
         }
     }
@@ -235,7 +212,7 @@ public sealed partial class MultiThreadRuntime
     ///    thread would only compete with them for the cores (a spawn tree ran 15-25% slower on 2
     ///    cores with one), so queued work waits for the first of them to come back to its loop, as
     ///    behind any long item, but only for <see cref="MyriadDefaults.BusyStallFactor"/> stall
-    ///    delays (<see cref="CheckBusyStall"/>).
+    ///    delays (<see cref="CheckStall"/>).
     /// 4. Re-arm, and look again next tick while work stays visible.
     /// Progress is judged per place, not for the runtime as a whole: an item queued behind a worker
     /// that runs one long item is stuck even while the other workers keep running their own work.
@@ -310,12 +287,12 @@ public sealed partial class MultiThreadRuntime
                     // back to their loops, and work they left queued (a timer wake-up, a job another
                     // job waits for) would wait for as long as they keep at it.
                     stalledSince = 0;
-                    CheckBusyStall(ref busySince);
+                    CheckStall(ref busySince, (long)_options.SpareThreadDelayMilliseconds * MyriadDefaults.BusyStallFactor);
                 }
                 else
                 {
                     busySince = 0;
-                    CheckStall(ref stalledSince);
+                    CheckStall(ref stalledSince, _options.SpareThreadDelayMilliseconds);
                 }
             }
             else

@@ -106,23 +106,7 @@ public class LocalQueueStressTests
             }
         }
 
-        var thieves = new Thread[2];
-        for (int t = 0; t < thieves.Length; t++)
-        {
-            thieves[t] = new Thread(() =>
-            {
-                var own = new LocalQueue(capacity);
-                while (Volatile.Read(ref done) == 0 || !queue.Stealer.IsEmpty)
-                {
-                    Claim(own.Owner.StealFrom(queue.Stealer));
-                    while (own.Owner.Pop() is { } mine)
-                    {
-                        Claim(mine);
-                    }
-                }
-            });
-            thieves[t].Start();
-        }
+        Thread[] thieves = StartThieves(2, capacity, queue, () => Volatile.Read(ref done) != 0, Claim);
 
         TestHelpers.OnThread(() =>
         {
@@ -169,16 +153,7 @@ public class LocalQueueStressTests
                 Claim(rest);
             }
         });
-        Volatile.Write(ref done, 1);
-        foreach (Thread thread in thieves)
-        {
-            Assert.True(thread.Join(60_000));
-        }
-
-        while (overflow.TryDequeue(out WorkItem? w))
-        {
-            Claim(w);
-        }
+        FinishThieves(thieves, () => Volatile.Write(ref done, 1), overflow, Claim);
 
         Assert.Equal(0, queue.Count);
         for (int i = 0; i < items; i++)
@@ -209,23 +184,7 @@ public class LocalQueueStressTests
             }
         }
 
-        var threads = new Thread[thieves];
-        for (int t = 0; t < thieves; t++)
-        {
-            threads[t] = new Thread(() =>
-            {
-                var own = new LocalQueue(capacity);
-                while (Volatile.Read(ref done) == 0 || !queue.Stealer.IsEmpty)
-                {
-                    Take(own.Owner.StealFrom(queue.Stealer));
-                    while (own.Owner.Pop() is { } mine)
-                    {
-                        Take(mine);
-                    }
-                }
-            });
-            threads[t].Start();
-        }
+        Thread[] threads = StartThieves(thieves, capacity, queue, () => Volatile.Read(ref done) != 0, Take);
 
         TestHelpers.OnThread(() =>
         {
@@ -247,20 +206,54 @@ public class LocalQueueStressTests
                 Take(rest);
             }
         });
-        Volatile.Write(ref done, 1);
-        foreach (Thread thread in threads)
+        FinishThieves(threads, () => Volatile.Write(ref done, 1), overflow, Take);
+
+        for (int i = 0; i < items; i++)
+        {
+            Assert.True(taken[i] == 1, $"item {i} taken {taken[i]} times");
+        }
+    }
+
+    /// <summary>
+    /// Starts <paramref name="count"/> thieves, each with a ring of its own, that steal from
+    /// <paramref name="victim"/> and hand every item they get to <paramref name="take"/>, until the
+    /// owner is done and the victim is empty.
+    /// </summary>
+    private static Thread[] StartThieves(int count, int capacity, LocalQueue victim, Func<bool> ownerDone, Action<WorkItem?> take)
+    {
+        var threads = new Thread[count];
+        for (int t = 0; t < count; t++)
+        {
+            threads[t] = new Thread(() =>
+            {
+                var own = new LocalQueue(capacity);
+                while (!ownerDone() || !victim.Stealer.IsEmpty)
+                {
+                    take(own.Owner.StealFrom(victim.Stealer));
+                    while (own.Owner.Pop() is { } mine)
+                    {
+                        take(mine);
+                    }
+                }
+            });
+            threads[t].Start();
+        }
+
+        return threads;
+    }
+
+    /// <summary>Tells the thieves the owner is done, waits for them, then takes what overflowed.</summary>
+    private static void FinishThieves(Thread[] thieves, Action markDone, ConcurrentQueue<WorkItem> overflow, Action<WorkItem?> take)
+    {
+        markDone();
+        foreach (Thread thread in thieves)
         {
             Assert.True(thread.Join(60_000));
         }
 
         while (overflow.TryDequeue(out WorkItem? w))
         {
-            Take(w);
-        }
-
-        for (int i = 0; i < items; i++)
-        {
-            Assert.True(taken[i] == 1, $"item {i} taken {taken[i]} times");
+            take(w);
         }
     }
 }
