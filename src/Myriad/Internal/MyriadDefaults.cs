@@ -93,6 +93,15 @@ internal static class MyriadDefaults
     internal static readonly int BusyStallFactor = ReadInt("Myriad.BusyStallFactor", 5, 1, 1000);
 
     /// <summary>
+    /// How many threads own a cell of each runtime-wide job counter (spawned, completed), in the
+    /// order they first use Myriad (<see cref="StripedCounter"/>): a thread with a cell of its own
+    /// counts without an interlocked instruction; later threads share interlocked cells. 64 covers
+    /// the workers, spares and driving threads of a few runtimes, at 8 KiB per counter.
+    /// AppContext key: <c>Myriad.CounterOwnedStripes</c> (0: every thread shares).
+    /// </summary>
+    internal static readonly int CounterOwnedStripes = ReadInt("Myriad.CounterOwnedStripes", 64, 0, 4096);
+
+    /// <summary>
     /// How long a worker blocked in <c>Wait()</c> sleeps when it has nothing to run before looking
     /// for work again. The awaited job's completion wakes it at once; the timeout only bounds how
     /// long new work in other workers' queues waits for this worker's help. 1 ms: the scale of a

@@ -1,3 +1,4 @@
+using System.Threading;
 using System.Threading.Tasks;
 using Myriad.Internal;
 using Xunit;
@@ -32,6 +33,38 @@ public class StripedCounterTests
                 counter.Increment();
             }
         });
+        Assert.Equal((long)threads * perThread, counter.Sum());
+    }
+
+    [Fact]
+    [Trait("Category", "Stress")]
+    public void Increment_FromMoreThreadsThanOwnedCells_NoIncrementIsLost()
+    {
+        // Threads past the owned cells share interlocked ones; each owned cell has one writer.
+        var counter = new StripedCounter();
+        int threads = MyriadDefaults.CounterOwnedStripes + 16;
+        const int perThread = 20_000;
+        using var start = new Barrier(threads);
+        var workers = new Thread[threads];
+        for (int t = 0; t < threads; t++)
+        {
+            workers[t] = new Thread(() =>
+            {
+                PerThread state = PerThread.Current;
+                start.SignalAndWait();
+                for (int i = 0; i < perThread; i++)
+                {
+                    counter.Increment(state);
+                }
+            });
+            workers[t].Start();
+        }
+
+        foreach (Thread worker in workers)
+        {
+            worker.Join();
+        }
+
         Assert.Equal((long)threads * perThread, counter.Sum());
     }
 }
