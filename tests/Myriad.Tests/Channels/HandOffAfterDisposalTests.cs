@@ -223,11 +223,7 @@ public sealed class HandOffAfterDisposalTests
         Assert.False(job.IsCompleted);
         rt.Dispose();
 
-        Assert.Throws<OperationCanceledException>(() => job.GetAwaiter().GetResult());
-        Assert.Equal(0, ran);
-        Assert.True(ch.TryReceive(out int item), "the item handed to the abandoned job was lost");
-        Assert.Equal(11, item);
-        Assert.False(ch.TryReceive(out _)); // and not duplicated
+        AssertCanceledAndItemBack(job, ran, ch, 11, "the item handed to the abandoned job was lost");
     }
 
     [Fact]
@@ -313,11 +309,7 @@ public sealed class HandOffAfterDisposalTests
         Assert.False(job.IsCompleted);
         rt.Dispose();
 
-        Assert.Throws<OperationCanceledException>(() => job.GetAwaiter().GetResult());
-        Assert.Equal(0, ran);
-        Assert.True(ch.TryReceive(out int item), "the item handed to the abandoned enumeration was lost");
-        Assert.Equal(14, item);
-        Assert.False(ch.TryReceive(out _)); // and not duplicated
+        AssertCanceledAndItemBack(job, ran, ch, 14, "the item handed to the abandoned enumeration was lost");
     }
 
     [Fact]
@@ -339,5 +331,15 @@ public sealed class HandOffAfterDisposalTests
         Assert.True(ch.TryReceive(out int item), "the item handed to the abandoned enumeration was lost");
         Assert.Equal(15, item);
         Assert.False(ch.TryReceive(out _));
+    }
+
+    /// <summary>The abandoned job ended canceled without running on, and the item it was handed is back in the channel, once.</summary>
+    private static void AssertCanceledAndItemBack(Job job, int ran, Chan<int> ch, int expected, string lostMessage)
+    {
+        Assert.Throws<OperationCanceledException>(() => job.GetAwaiter().GetResult());
+        Assert.Equal(0, ran);
+        Assert.True(ch.TryReceive(out int item), lostMessage);
+        Assert.Equal(expected, item);
+        Assert.False(ch.TryReceive(out _)); // and not duplicated
     }
 }
