@@ -110,11 +110,18 @@ public sealed class JobScope : IAsyncDisposable
     /// <summary>Leaves the scope: cancels it and waits for every child (see the type's remarks). Never throws the children's failures.</summary>
     public ValueTask DisposeAsync() => _core.DisposeAsync().AsValueTask();
 
-    /// <summary>One cached static delegate per state type: a child's spawn allocates no closure.</summary>
+    /// <summary>
+    /// One cached static delegate per state type: a child's spawn allocates no closure. The scope's
+    /// token travels in the state, and the body checks it before it starts (a child of a canceled
+    /// scope ends canceled without running); passed to <c>Spawn</c> as well, it would cost every
+    /// child a second object (see <see cref="Scheduling.SpawnStartExtras"/>).
+    /// </summary>
     private static class s_launch<TState>
     {
         internal static readonly ScopeCore<VoidResult>.Launcher<TState, Func<TState, CancellationToken, Job>> Value =
             static (runtime, state, body, token) =>
-                runtime.Spawn((State: state, Body: body, Token: token), static s => s.Body(s.State, s.Token), token)._inner;
+                runtime.Spawn(
+                    (State: state, Body: body, Token: token),
+                    static s => s.Token.IsCancellationRequested ? Job.FromCanceled(s.Token) : s.Body(s.State, s.Token))._inner;
     }
 }

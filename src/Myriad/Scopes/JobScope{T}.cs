@@ -131,10 +131,13 @@ public sealed class JobScope<T> : IAsyncDisposable, IAsyncEnumerable<T>
         }
     }
 
+    /// <summary>As <c>JobScope.s_launch</c>: the scope's token travels in the state and is checked when the child starts.</summary>
     private static class s_launch<TState>
     {
         internal static readonly ScopeCore<T>.Launcher<TState, Func<TState, CancellationToken, Job<T>>> Value =
             static (runtime, state, body, token) =>
-                runtime.Spawn((State: state, Body: body, Token: token), static s => s.Body(s.State, s.Token), token);
+                runtime.Spawn(
+                    (State: state, Body: body, Token: token),
+                    static s => s.Token.IsCancellationRequested ? Job.FromCanceled<T>(s.Token) : s.Body(s.State, s.Token));
     }
 }

@@ -395,6 +395,70 @@ public abstract class RuntimeContractTests : IDisposable
     }
 
     [Fact]
+    public void Spawn_AsyncLocalAndALiveToken_BothReachTheSpawnedJob()
+    {
+        // A cancelable token and a flowed context travel packed together until the body starts.
+        using var cts = new CancellationTokenSource();
+        (int Value, bool Canceled) seen = TestHelpers.OnThread(() =>
+        {
+            s_local.Value = 23;
+            return Runtime.Spawn(cts.Token, static async token =>
+            {
+                await Task.Yield();
+                return (s_local.Value, token.IsCancellationRequested);
+            }, cts.Token).Wait();
+        });
+        Assert.Equal((23, false), seen);
+    }
+
+    [Fact]
+    public void Spawn_AsyncLocalAndATokenCanceledBeforeStart_EndsCanceledWithoutRunning()
+    {
+        var ran = new StrongBox<int>();
+        using var cts = new CancellationTokenSource();
+        cts.Cancel();
+        OperationCanceledException canceled = TestHelpers.OnThread(() =>
+        {
+            s_local.Value = 29;
+            Job job = Runtime.Spawn(ran, static r => Interlocked.Increment(ref r.Value), cts.Token);
+            return Assert.ThrowsAny<OperationCanceledException>(() => job.Wait());
+        });
+        Assert.Equal(cts.Token, canceled.CancellationToken);
+        Assert.Equal(0, ran.Value);
+    }
+
+    [Fact]
+    public void SpawnDetached_AsyncLocalAndALiveToken_BodySeesTheSpawnersValue()
+    {
+        var seen = new StrongBox<int>();
+        using var done = new ManualResetEventSlim();
+        using var cts = new CancellationTokenSource();
+        TestHelpers.OnThread(() =>
+        {
+            s_local.Value = 31;
+            Runtime.SpawnDetached((seen, done), static async s =>
+            {
+                await Task.Yield();
+                s.seen.Value = s_local.Value;
+                s.done.Set();
+            }, cts.Token);
+            s_local.Value = 0;
+            Settle();
+            if (Runtime is SingleThreadRuntime single)
+            {
+                while (!done.IsSet)
+                {
+                    single.RunUntilIdle();
+                    Thread.Sleep(1);
+                }
+            }
+
+            Assert.True(done.Wait(TimeSpan.FromSeconds(30)));
+        });
+        Assert.Equal(31, seen.Value);
+    }
+
+    [Fact]
     public void TaskScheduler_RunsTasksOnRuntimeThreads()
     {
         bool onRuntime = TestHelpers.OnThread(() =>
