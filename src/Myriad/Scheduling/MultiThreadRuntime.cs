@@ -129,12 +129,20 @@ public sealed partial class MultiThreadRuntime : JobRuntime
             // awaits it); waking a sibling would only let it steal the child and bounce the parent
             // between cores. The wake is deferred to the timer instead, which pays it if the item
             // is still queued then (see ScheduleFromOutside for the same protocol). From the second
-            // queued item on, there is work to share: notify now.
-            if (worker.QueuedCount > 1 || _options.LazyWakeDelayMilliseconds == 0)
+            // queued item, there is work to share: notify now. Beyond the second, the notify that
+            // came with it covers this item too (a fan-out of ten children pays one notify, not
+            // nine, each a full fence and reads of lines the other workers write): a worker woken by
+            // it, or searching, comes to this queue; one that parks afterwards re-checks every queue
+            // after announcing itself idle (IdleCoordinator, Park step 3) and sees this one, which
+            // only thieves shrink; and pushes grow it one item at a time, so it reaches more than two
+            // from one, through two, only by pushes made while it was already in view. The watchdog
+            // armed at the first item keeps looking while work is visible (WatchdogLoop, step 4).
+            int queued = worker.QueuedCount;
+            if (queued == 2 || _options.LazyWakeDelayMilliseconds == 0)
             {
                 _idle.NotifyWork();
             }
-            else
+            else if (queued < 2)
             {
                 ArmWakeTimer();
             }

@@ -184,6 +184,55 @@ public class MultiThreadRuntimeStressTests
         }
     }
 
+    private sealed class FanOut
+    {
+        public MultiThreadRuntime Runtime = null!;
+        public int Children;
+        public int Ran;
+        public int RanInTime;
+        public volatile int Outcome; // 0 running, 1 every child ran, 2 timed out
+    }
+
+    [Theory]
+    [InlineData(2)]
+    [InlineData(3)]
+    [InlineData(40)]
+    [InlineData(300)]
+    public void FanOutFromABusyWorker_WakesTheParkedSibling_BeforeTheWatchdogWould(int children)
+    {
+        // Only the push that leaves two items in a worker's queue notifies a parked sibling; the
+        // pushes after it rely on that notify (MultiThreadRuntime.Schedule). The spawner never
+        // returns to its loop, spares are off, and the watchdog waits its longest delay (1 s): a
+        // lost wake-up shows as children that only run once the watchdog looks. 300 children
+        // also overflow the 16-slot ring into the injection queue while the sibling steals.
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions
+        {
+            WorkerCount = 2,
+            LazyWakeDelay = TimeSpan.FromSeconds(1),
+            MaxSpareThreads = 0,
+            LocalQueueCapacity = 16,
+        });
+        for (int round = 0; round < 20; round++)
+        {
+            Thread.Sleep(5); // let the idle worker park
+            var state = new FanOut { Runtime = runtime, Children = children };
+            runtime.SpawnDetached(state, static s =>
+            {
+                for (int i = 0; i < s.Children; i++)
+                {
+                    s.Runtime.SpawnDetached(s, static x => Interlocked.Increment(ref x.Ran));
+                }
+
+                // Busy on this worker: well under the watchdog's delay, only the sibling can run them.
+                bool all = SpinWait.SpinUntil(() => Volatile.Read(ref s.Ran) == s.Children, TimeSpan.FromMilliseconds(900));
+                s.RanInTime = Volatile.Read(ref s.Ran);
+                s.Outcome = all ? 1 : 2;
+            });
+            Assert.True(SpinWait.SpinUntil(() => state.Outcome != 0, TimeSpan.FromSeconds(30)), $"round {round}: the spawning job never finished");
+            Assert.True(state.Outcome == 1, $"round {round}: {state.RanInTime} of {children} children ran in 900 ms while their spawner stayed busy; the parked sibling was not woken");
+        }
+    }
+
     private sealed class Relay
     {
         public MultiThreadRuntime Source = null!;
