@@ -39,7 +39,7 @@ public readonly struct ConfiguredJobAwaitable
 
         JobCell? IJobAwaiter.Cell => ((IJobAwaiter)_inner).Cell;
 
-        bool IJobAwaiter.TryOnCompleted(Internal.WorkItem continuation) => ((IJobAwaiter)_inner).TryOnCompleted(continuation);
+        bool IJobAwaiter.TryOnCompleted(Internal.WorkItem continuation, Internal.PerThread state) => ((IJobAwaiter)_inner).TryOnCompleted(continuation, state);
 
         void IJobAwaiter.ThrowRegistrationRefused() => ((IJobAwaiter)_inner).ThrowRegistrationRefused();
     }
@@ -91,7 +91,7 @@ public readonly struct ConfiguredJobAwaitable<T>
 
         JobCell? IJobAwaiter.Cell => _job._box;
 
-        bool IJobAwaiter.TryOnCompleted(Internal.WorkItem continuation) => Adapters.TryRegister(_job._box, _job._token, continuation);
+        bool IJobAwaiter.TryOnCompleted(Internal.WorkItem continuation, Internal.PerThread state) => Adapters.TryRegister(_job._box, _job._token, continuation, state);
 
         void IJobAwaiter.ThrowRegistrationRefused() => _job._box!.ThrowRegistrationRefused(_job._token);
     }

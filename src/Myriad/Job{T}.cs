@@ -136,7 +136,7 @@ public readonly struct JobAwaiter<T> : ICriticalNotifyCompletion, IJobAwaiter
 
     JobCell? IJobAwaiter.Cell => _job._box;
 
-    bool IJobAwaiter.TryOnCompleted(Internal.WorkItem continuation) => Adapters.TryRegister(_job._box, _job._token, continuation);
+    bool IJobAwaiter.TryOnCompleted(Internal.WorkItem continuation, Internal.PerThread state) => Adapters.TryRegister(_job._box, _job._token, continuation, state);
 
     void IJobAwaiter.ThrowRegistrationRefused() => _job._box!.ThrowRegistrationRefused(_job._token);
 }

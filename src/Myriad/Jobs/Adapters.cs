@@ -9,20 +9,23 @@ internal static class Adapters
 {
     /// <summary>
     /// Registers a continuation on a job's cell; a job without a cell is complete, so it runs now.
-    /// False, with nothing registered, when the cell refused (see <see cref="JobCell.TryOnCompleted"/>).
+    /// False, with nothing registered, when the cell refused (see <see cref="JobCell.TryOnCompleted(object, short)"/>).
     /// </summary>
-    internal static bool TryRegister(JobCell? cell, short token, object continuation)
+    internal static bool TryRegister(JobCell? cell, short token, object continuation) => TryRegister(cell, token, continuation, PerThread.CurrentOrNull);
+
+    /// <summary><see cref="TryRegister(JobCell?, short, object)"/> for a caller that holds the calling thread's state (or null).</summary>
+    internal static bool TryRegister(JobCell? cell, short token, object continuation, PerThread? state)
     {
         if (cell is null)
         {
-            Trampoline.Dispatch(continuation);
+            Trampoline.Dispatch(state ?? PerThread.Current, continuation);
             return true;
         }
 
-        return cell.TryOnCompleted(continuation, token);
+        return cell.TryOnCompleted(continuation, token, state);
     }
 
-    /// <summary>As <see cref="TryRegister"/>, throwing what a refusal means (stale handle, job awaited twice).</summary>
+    /// <summary>As <see cref="TryRegister(JobCell?, short, object)"/>, throwing what a refusal means (stale handle, job awaited twice).</summary>
     internal static void Register(JobCell? cell, short token, object continuation)
     {
         if (!TryRegister(cell, token, continuation))

@@ -2,7 +2,7 @@ namespace Myriad.Jobs;
 
 /// <summary>
 /// A continuation that is told which cell completed, so that one shared instance can observe any
-/// number of cells. Registered like any continuation (<see cref="JobCell.OnCompleted"/>); the
+/// number of cells. Registered like any continuation (<see cref="JobCell.OnCompleted(object, short)"/>); the
 /// completing thread calls <see cref="OnCellCompleted"/> inline instead of dispatching it through
 /// the trampoline, so an implementation must be short, must not throw, and must not run user code
 /// that can nest (an event it raises must be guarded, as <see cref="Scheduling.JobRuntime.RaiseUnobservedException"/> is).

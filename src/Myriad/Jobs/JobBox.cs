@@ -19,7 +19,10 @@ public abstract class JobBox<T> : JobCell
 
     private T _result = default!;
 
-    internal bool TrySetResult(T result)
+    internal bool TrySetResult(T result) => TrySetResult(result, null);
+
+    /// <summary><see cref="TrySetResult(T)"/> for a caller that holds the calling thread's state (null: looked up when needed).</summary>
+    internal bool TrySetResult(T result, PerThread? state)
     {
         if (IsCompletedUnchecked)
         {
@@ -29,13 +32,16 @@ public abstract class JobBox<T> : JobCell
         // _aux is left alone: pending, a cell parks no error there, and a state-machine box may keep
         // an attached ForeignAwait there, across its release (see StateMachineBox).
         _result = result;
-        SignalCompletion();
+        SignalCompletion(state);
         return true;
     }
 
-    internal void SetResult(T result)
+    internal void SetResult(T result) => SetResult(result, null);
+
+    /// <summary><see cref="SetResult(T)"/> for a caller that holds the calling thread's state (null: looked up when needed).</summary>
+    internal void SetResult(T result, PerThread? state)
     {
-        if (!TrySetResult(result))
+        if (!TrySetResult(result, state))
         {
             ThrowHelper.ThrowAlreadyCompleted();
         }

@@ -228,7 +228,7 @@ internal static class BuilderCore<T>
         if (default(TAwaiter) is not null && awaiter is IJobAwaiter)
         {
             box.CaptureContext(state);
-            if (!((IJobAwaiter)awaiter).TryOnCompleted(box))
+            if (!((IJobAwaiter)awaiter).TryOnCompleted(box, state))
             {
                 RegistrationFailed(ref boxField, box, created);
                 ((IJobAwaiter)awaiter).ThrowRegistrationRefused();
@@ -351,8 +351,11 @@ internal interface IJobAwaiter
     /// <summary>The cell behind the awaited job; null when it completed synchronously (diagnostics).</summary>
     JobCell? Cell { get; }
 
-    /// <summary>Registers the continuation; false, with nothing registered, for a stale handle or a job awaited twice.</summary>
-    bool TryOnCompleted(WorkItem continuation);
+    /// <summary>
+    /// Registers the continuation; false, with nothing registered, for a stale handle or a job awaited
+    /// twice. <paramref name="state"/> is the calling thread's (the builder holds it already).
+    /// </summary>
+    bool TryOnCompleted(WorkItem continuation, PerThread state);
 
     /// <summary>Throws what a refused <see cref="TryOnCompleted"/> means.</summary>
     void ThrowRegistrationRefused();

@@ -174,9 +174,11 @@ internal static class Trampoline
     }
 
     /// <summary>Runs a scheduler's item at the bottom of the stack (the scheduler loops call this).</summary>
-    internal static void RunFromScheduler(WorkItem item)
+    internal static void RunFromScheduler(WorkItem item) => RunFromScheduler(PerThread.Current, item);
+
+    /// <summary><see cref="RunFromScheduler(WorkItem)"/> for a loop that holds its thread's state (a worker looks it up once, not per item).</summary>
+    internal static void RunFromScheduler(PerThread state, WorkItem item)
     {
-        PerThread state = PerThread.Current;
         int previous = state.Depth;
         state.Depth = 1;
         ThreadContexts saved = ExecutionContextHelper.SaveBeforeItem(state);

@@ -29,7 +29,7 @@ internal sealed class DetachedSpawn<TState> : WorkItem
     private static readonly ContextCallback s_run = static s =>
     {
         var (runtime, state, body, sync) = ((JobRuntime, TState, object, bool))s!;
-        Run(runtime, state, body, sync);
+        Run(runtime, state, body, sync, PerThread.Current);
     };
 
     // No flag for the body's kind: Action<TState> (a synchronous body) or Func<TState, Job>, told
@@ -61,17 +61,17 @@ internal sealed class DetachedSpawn<TState> : WorkItem
         object body = _body!;
         bool sync = body is Action<TState>;
         ExecutionContext? context = SpawnStartExtras.Unpack(_extras, out CancellationToken cancellationToken);
-        Release();
+        Release(state);
 
         if (cancellationToken.IsCancellationRequested)
         {
-            runtime.OnDetachedJobCompleted(ThrowHelper.Canceled(cancellationToken));
+            runtime.OnDetachedJobCompleted(ThrowHelper.Canceled(cancellationToken), state);
             return;
         }
 
         if (context is null && ExecutionContextHelper.IsDefault(state))
         {
-            Run(runtime, value, body, sync);
+            Run(runtime, value, body, sync, state);
             ExecutionContextHelper.RestoreDefaultIfChanged(state);
         }
         else
@@ -85,11 +85,12 @@ internal sealed class DetachedSpawn<TState> : WorkItem
     internal override void Abandon()
     {
         JobRuntime runtime = _runtime!;
-        Release();
+        Release(PerThread.Current);
         runtime.OnDetachedJobCompleted(new OperationCanceledException("The runtime was disposed before the job started."));
     }
 
-    private static void Run(JobRuntime runtime, TState state, object body, bool sync)
+    /// <summary>Runs the body; <paramref name="thread"/> is the calling thread's state.</summary>
+    private static void Run(JobRuntime runtime, TState state, object body, bool sync, PerThread thread)
     {
         Job job;
         try
@@ -99,7 +100,7 @@ internal sealed class DetachedSpawn<TState> : WorkItem
             if (sync)
             {
                 Unsafe.As<Action<TState>>(body)(state);
-                runtime.OnDetachedJobCompleted(null);
+                runtime.OnDetachedJobCompleted(null, thread);
                 return;
             }
 
@@ -107,14 +108,14 @@ internal sealed class DetachedSpawn<TState> : WorkItem
         }
         catch (Exception exception)
         {
-            runtime.OnDetachedJobCompleted(exception);
+            runtime.OnDetachedJobCompleted(exception, thread);
             return;
         }
 
         Job<VoidResult> inner = job._inner;
         if (inner._box is not { } cell)
         {
-            runtime.OnDetachedJobCompleted(null); // default(Job): completed
+            runtime.OnDetachedJobCompleted(null, thread); // default(Job): completed
             return;
         }
 
@@ -132,26 +133,26 @@ internal sealed class DetachedSpawn<TState> : WorkItem
                     error = exception;
                 }
 
-                runtime.OnDetachedJobCompleted(error);
+                runtime.OnDetachedJobCompleted(error, thread);
                 return;
             }
 
             // Registration throws InvalidOperationException only for a handle that was already
             // awaited or consumed (before anything is registered); the observer never throws.
-            cell.OnCompleted(runtime.DetachedObserver, inner._token);
+            cell.OnCompleted(runtime.DetachedObserver, inner._token, thread);
         }
         catch (InvalidOperationException misuse)
         {
-            runtime.OnDetachedJobCompleted(misuse);
+            runtime.OnDetachedJobCompleted(misuse, thread);
         }
     }
 
-    private void Release()
+    private void Release(PerThread thread)
     {
         _state = default!;
         _body = null;
         _extras = null;
         _runtime = null;
-        s_pool.Return(this);
+        s_pool.Return(thread, this);
     }
 }

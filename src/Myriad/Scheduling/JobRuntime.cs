@@ -165,6 +165,9 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
 
     internal void OnJobCompleted() => _completed.Increment();
 
+    /// <summary><see cref="OnJobCompleted()"/> for a caller that holds the calling thread's state.</summary>
+    internal void OnJobCompleted(PerThread state) => _completed.Increment(state);
+
     /// <summary>
     /// A detached job ended: reports a failure (not a cancellation) since nobody awaits it, then counts
     /// it. In that order, so that whoever sees the count sees the report too.
@@ -173,6 +176,13 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     {
         ReportDetachedFailure(error);
         OnJobCompleted();
+    }
+
+    /// <summary><see cref="OnDetachedJobCompleted(Exception?)"/> for a caller that holds the calling thread's state.</summary>
+    internal void OnDetachedJobCompleted(Exception? error, PerThread state)
+    {
+        ReportDetachedFailure(error);
+        OnJobCompleted(state);
     }
 
     /// <summary>The outcome of a job nobody awaits: a failure is reported, a success or a cancellation is not.</summary>

@@ -77,7 +77,7 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
 {
     private static readonly BoxPool<SpawnBox<TState, TResult>> s_pool = BoxPool<SpawnBox<TState, TResult>>.Shared;
 
-    private static readonly ContextCallback s_runBody = static s => ((SpawnBox<TState, TResult>)s!).RunBody();
+    private static readonly ContextCallback s_runBody = static s => ((SpawnBox<TState, TResult>)s!).RunBody(PerThread.Current);
 
     // Fields are shared between the two halves of a spawn's life, so that a million pending spawns
     // do not each carry what only the other half needs:
@@ -156,7 +156,7 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
 
                     return;
                 case AwaitingInner:
-                    FinishFromInner(); // step 4
+                    FinishFromInner(state); // step 4
                     return;
                 case Registering or Poked:
                     // Step 2: leave the inner job alone, make the registering thread look again.
@@ -178,7 +178,7 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
     /// Steps 3 and 4: if the inner job completed, hand its outcome on. Only once the registration
     /// on the inner job returned (the state is <c>AwaitingInner</c> only then); see the protocol above.
     /// </summary>
-    private void FinishFromInner()
+    private void FinishFromInner(PerThread state)
     {
         // The type test also refuses a body delegate, should this ever run before the body returned.
         short token = _innerToken;
@@ -186,7 +186,7 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
             && Interlocked.CompareExchange(ref _claim, Running, AwaitingInner) == AwaitingInner)
         {
             _body = null;
-            Complete(new Job<TResult>(cell, token));
+            Complete(new Job<TResult>(cell, token), state);
         }
     }
 
@@ -267,7 +267,7 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
         JobRuntime? runtime = Volatile.Read(ref _runtime);
         if (runtime is { IsDisposed: true } && TryClaim(runtime.ClaimId))
         {
-            Finish(default!, new OperationCanceledException("The runtime was disposed before the job started."));
+            Finish(default!, new OperationCanceledException("The runtime was disposed before the job started."), PerThread.Current);
             return true;
         }
 
@@ -289,13 +289,13 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
         _aux = null;
         if (cancellationToken.IsCancellationRequested)
         {
-            Finish(default!, ThrowHelper.Canceled(cancellationToken));
+            Finish(default!, ThrowHelper.Canceled(cancellationToken), state);
             return;
         }
 
         if (context is null && ExecutionContextHelper.IsDefault(state))
         {
-            RunBody();
+            RunBody(state);
             ExecutionContextHelper.RestoreDefaultIfChanged(state);
         }
         else
@@ -305,7 +305,7 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
     }
 
     [MethodImpl(MethodImplOptions.AggressiveOptimization)]
-    private void RunBody()
+    private void RunBody(PerThread state)
     {
         Job<TResult> inner;
         try
@@ -332,7 +332,7 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
         }
         catch (Exception exception)
         {
-            Finish(default!, exception);
+            Finish(default!, exception, state);
             return;
         }
 
@@ -342,7 +342,7 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
         {
             if (inner.IsCompleted)
             {
-                Complete(inner);
+                Complete(inner, state);
                 return;
             }
 
@@ -351,7 +351,7 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
             _body = inner._box;
             _innerToken = inner._token;
             Volatile.Write(ref _claim, Registering);
-            inner._box!.OnCompleted(this, inner._token);
+            inner._box!.OnCompleted(this, inner._token, state);
         }
         catch (InvalidOperationException misuse)
         {
@@ -359,7 +359,7 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
             // this job's failure, not the worker's.
             _body = null;
             Volatile.Write(ref _claim, Running);
-            Finish(default!, misuse);
+            Finish(default!, misuse, state);
             return;
         }
 
@@ -367,11 +367,11 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
         if (Interlocked.CompareExchange(ref _claim, AwaitingInner, Registering) != Registering)
         {
             Interlocked.Exchange(ref _claim, AwaitingInner);
-            FinishFromInner();
+            FinishFromInner(state);
         }
     }
 
-    private void Complete(Job<TResult> inner)
+    private void Complete(Job<TResult> inner, PerThread state)
     {
         TResult result;
         try
@@ -380,26 +380,27 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
         }
         catch (Exception exception)
         {
-            Finish(default!, exception);
+            Finish(default!, exception, state);
             return;
         }
 
-        Finish(result, null);
+        Finish(result, null, state);
     }
 
-    private void Finish(TResult result, Exception? error)
+    /// <summary>Completes the spawn; <paramref name="state"/> is the calling thread's (it saves the lookups of the count and the dispatch).</summary>
+    private void Finish(TResult result, Exception? error, PerThread state)
     {
         JobRuntime runtime = _runtime!;
         DropBody(); // before anyone can observe completion
-        runtime.OnJobCompleted();
+        runtime.OnJobCompleted(state);
 
         if (error is null)
         {
-            SetResult(result);
+            SetResult(result, state);
         }
         else
         {
-            SetException(error);
+            SetException(error, state);
         }
     }
 

@@ -184,6 +184,7 @@ internal sealed partial class Worker : SchedulerContext
     private void RunLoop()
     {
         Enter(this);
+        PerThread state = PerThread.Current;
         try
         {
             while (true)
@@ -199,7 +200,7 @@ internal sealed partial class Worker : SchedulerContext
                 {
                     _runtime.Idle.SearchSucceeded(this);
                     CountItemRun();
-                    Trampoline.RunFromScheduler(item);
+                    Trampoline.RunFromScheduler(state, item);
                     continue;
                 }
 
