@@ -37,8 +37,9 @@ internal sealed partial class Worker
     /// <summary>The fairness tick: a busy worker looks at the driver now and then (never blocking).</summary>
     private void PollIoOnTick()
     {
-        if (_tick % (uint)_runtime.Options.IoPollInterval == 0)
+        if (_ioCountdown == 0)
         {
+            _ioCountdown = _runtime.Options.IoPollInterval;
             PollIoNow();
         }
     }

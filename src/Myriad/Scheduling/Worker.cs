@@ -29,7 +29,13 @@ internal sealed partial class Worker : SchedulerContext
     private readonly Thread _thread;
     private WorkItem? _next;
     private int _nextUses;
-    private uint _tick;
+
+    // Scheduler ticks (items taken by NextLocal) until the next look at the global queue and the
+    // next poll of the I/O driver: countdowns, not a tick counter taken modulo the intervals, which
+    // cost two integer divisions per item. The intervals come from the runtime's options, a
+    // snapshot that never changes.
+    private int _globalCountdown;
+    private int _ioCountdown;
 
     internal Worker(MultiThreadRuntime runtime, int index)
         : base(runtime)
@@ -223,7 +229,11 @@ internal sealed partial class Worker : SchedulerContext
     [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     private WorkItem? NextLocal()
     {
-        _tick++;
+        if (_ioCountdown > 0)
+        {
+            _ioCountdown--;
+        }
+
         WorkItem? item;
         // The emptiness check is TakeFrom's own, repeated here so that the usual tick (nothing woken)
         // costs one volatile read and no call.
@@ -232,9 +242,13 @@ internal sealed partial class Worker : SchedulerContext
             return woken;
         }
 
-        if (_tick % (uint)_runtime.Options.GlobalQueueInterval == 0 && _runtime.GlobalQueue.TryDequeue(out item))
+        if (--_globalCountdown <= 0)
         {
-            return item;
+            _globalCountdown = _runtime.Options.GlobalQueueInterval;
+            if (_runtime.GlobalQueue.TryDequeue(out item))
+            {
+                return item;
+            }
         }
 
         if (_nextUses < _runtime.Options.NextSlotBudget)
