@@ -35,7 +35,9 @@ internal sealed class MyriadTaskScheduler(JobRuntime runtime) : TaskScheduler
             // A thread outside a single-threaded runtime blocks on one of its tasks: nothing runs it
             // while nobody drives the runtime, so this thread drives it until the task ran (here or
             // on another driver).
-            if (runtime is not SingleThreadRuntime single || !taskWasPreviouslyQueued)
+            // Not a disposed one: nothing is queued there any more (its tasks went to the thread
+            // pool), so the plain wait of the TPL is the right one.
+            if (runtime is not SingleThreadRuntime single || !taskWasPreviouslyQueued || runtime.IsDisposed)
             {
                 return false;
             }

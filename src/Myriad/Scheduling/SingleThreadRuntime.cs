@@ -130,6 +130,11 @@ public abstract class SingleThreadRuntime : JobRuntime
     /// </summary>
     internal void DriveUntilCompleted(System.Threading.Tasks.Task task)
     {
+        // The task may run off this drive: on another thread that drives the runtime, or on the
+        // thread pool once a disposal (even one that starts after this check) abandoned the
+        // runtime's queued items there. An idle drive parks until something is queued, so such a
+        // completion must wake it, or the wait would never return.
+        task.ConfigureAwait(false).GetAwaiter().UnsafeOnCompleted(_driver.Wake);
         while (!task.IsCompleted)
         {
             int ran = 0;

@@ -107,4 +107,21 @@ public class SynchronousWaitTests
         });
         Assert.Equal(42, result);
     }
+
+    [Theory]
+    [MemberData(nameof(SingleThreadKinds))]
+    public void TaskOnRuntimeSchedulerWait_AfterTheRuntimeWasDisposed_ReturnsTheResultFromThePool(string kind)
+    {
+        // After disposal the runtime's scheduler hands tasks to the thread pool: a plain wait must
+        // see them complete there instead of driving a runtime that will never run them.
+        SingleThreadRuntime runtime = Create(kind);
+        runtime.Dispose();
+        int result = TestHelpers.OnThread(() =>
+        {
+            Task<int> task = Task.Factory.StartNew(() => 42, CancellationToken.None, TaskCreationOptions.DenyChildAttach, runtime.TaskScheduler);
+            task.Wait();
+            return task.Result;
+        });
+        Assert.Equal(42, result);
+    }
 }
