@@ -420,9 +420,21 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
         GC.SuppressFinalize(this);
     }
 
-    /// <summary>Stops the runtime without blocking the caller's thread; completes when disposal is complete.</summary>
+    /// <summary>
+    /// Stops the runtime without blocking the caller's thread; completes when disposal is complete.
+    /// Called from one of the runtime's own jobs, it does what <see cref="Dispose()"/> does there
+    /// and completes at once: the job goes on and ends as part of the drain (a job that waited for
+    /// the disposal to complete would wait for the end of its own runtime, and could only resume
+    /// canceled).
+    /// </summary>
     public ValueTask DisposeAsync()
     {
+        if (OwnsCurrentThread)
+        {
+            Dispose();
+            return default;
+        }
+
         if (Volatile.Read(ref _disposed) != 0)
         {
             return _drainWaitAbandoned ? default : new ValueTask(_disposal.Task);

@@ -19,8 +19,9 @@ namespace Myriad.Scheduling;
 /// from one of the runtime's own workers only starts the shutdown and returns at once (waiting
 /// there could deadlock on a worker blocked waiting for the disposing job); the drain then runs
 /// as usual, and another thread's <see cref="JobRuntime.Dispose()"/> or
-/// <see cref="JobRuntime.DisposeAsync()"/> waits for it. A job may await <c>DisposeAsync</c>, but
-/// blocking a worker on it waits for that worker itself.</para>
+/// <see cref="JobRuntime.DisposeAsync()"/> waits for it. <c>await DisposeAsync()</c> in one of the
+/// runtime's own jobs does the same as <c>Dispose()</c> there and completes at once, so the job goes
+/// on and ends within the drain.</para>
 /// <para><b>Blocking a worker.</b> Waiting synchronously on a worker (<c>job.Wait()</c>) keeps that
 /// worker running other jobs until the awaited one completes, so it cannot deadlock the runtime;
 /// blocking a worker on anything else (a lock, <c>Task.Result</c>, <c>Thread.Sleep</c>) takes it out

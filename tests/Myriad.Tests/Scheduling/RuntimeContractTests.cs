@@ -114,6 +114,39 @@ public abstract class RuntimeContractTests : IDisposable
         runtime.Dispose(); // idempotent
     }
 
+    private sealed class SelfDisposal
+    {
+        public JobRuntime Runtime = null!;
+        public volatile bool FinallyRan;
+    }
+
+    [Fact]
+    public void DisposeAsync_AwaitedInOneOfItsOwnJobs_TheJobGoesOnToItsEnd()
+    {
+        // As Dispose() there: the shutdown starts and the await completes at once. Waiting for the
+        // end of the disposal would wait for the end of the job's own runtime, after which the job
+        // could only resume canceled, with its finally blocks skipped.
+        JobRuntime runtime = CreateRuntime();
+        var state = new SelfDisposal { Runtime = runtime };
+        Job<int> job = runtime.Spawn(state, static async s =>
+        {
+            try
+            {
+                await Task.Yield(); // on the runtime's own thread, whoever waits for the handle
+                await s.Runtime.DisposeAsync();
+                return s.Runtime.IsDisposed ? 1 : -1;
+            }
+            finally
+            {
+                s.FinallyRan = true;
+            }
+        });
+        Assert.Equal(1, TestHelpers.OnThread(() => job.Wait()));
+        Assert.True(state.FinallyRan);
+        Assert.True(runtime.IsDisposed);
+        runtime.Dispose(); // returns: the disposal is complete or completes
+    }
+
     [Fact]
     public void Run_NestedSpawnsFromInsideTheRuntime_AllComplete()
     {
