@@ -46,6 +46,9 @@ internal sealed class ScopeCore<TResult> : CellObserver
 
     private readonly CancellationTokenSource _cts;
     private readonly CancellationToken _token;
+
+    /// <summary>The caller's token, which <see cref="_token"/> is linked to (default: none).</summary>
+    private readonly CancellationToken _outerToken;
     private readonly JobSemaphore? _slots;
     private readonly Chan<(TResult Value, bool HasValue)>? _results;
     private TinyLock _lock;
@@ -69,6 +72,7 @@ internal sealed class ScopeCore<TResult> : CellObserver
             ? CancellationTokenSource.CreateLinkedTokenSource(cancellationToken)
             : new CancellationTokenSource();
         _token = _cts.Token;
+        _outerToken = cancellationToken;
         _slots = maxConcurrency > 0 ? new JobSemaphore(maxConcurrency, maxConcurrency) : null;
         _results = collectsResults ? Chan.Unbounded<(TResult, bool)>() : null;
     }
@@ -172,7 +176,7 @@ internal sealed class ScopeCore<TResult> : CellObserver
             _slots?.Release();
             return current == Disposed
                 ? new ObjectDisposedException(nameof(JobScope))
-                : new OperationCanceledException("The scope is canceled: no child is started.", _token);
+                : new OperationCanceledException("The scope is canceled: no child is started.", CanceledToken);
         }
 
         Job<TResult> job;
@@ -299,8 +303,15 @@ internal sealed class ScopeCore<TResult> : CellObserver
             return Job.RecordFailures(failures);
         }
 
-        return _childCanceled ? new OperationCanceledException("A child of the scope was canceled.", _token) : null;
+        return _childCanceled ? new OperationCanceledException("A child of the scope was canceled.", CanceledToken) : null;
     }
+
+    /// <summary>
+    /// The token a cancellation of the scope carries: the caller's own when that one fired, so that
+    /// the usual <c>catch (OperationCanceledException e) when (e.CancellationToken == token)</c>
+    /// matches, as it does for a <c>Task</c> canceled by that token; the scope's own otherwise.
+    /// </summary>
+    private CancellationToken CanceledToken => _outerToken.IsCancellationRequested ? _outerToken : _token;
 
     /// <summary>Leaving the scope: cancel, wait for every child, report failures nobody observed.</summary>
     internal async Job DisposeAsync()

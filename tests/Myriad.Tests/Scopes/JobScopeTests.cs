@@ -293,6 +293,49 @@ public sealed class JobScopeTests
 
     [Theory]
     [MemberData(nameof(AllRuntimes))]
+    public void Await_CanceledByTheCallersToken_ThrowsWithThatToken(string runtimeName)
+    {
+        // As a Task canceled by a token: catch (OperationCanceledException e) when (e.CancellationToken == token).
+        using JobRuntime runtime = Runtimes.Create(runtimeName);
+        using var cts = new CancellationTokenSource();
+        (bool awaitCarried, bool spawnCarried) = runtime.Run((rt: runtime, cts), static async s =>
+        {
+            var started = new Promise<bool>();
+            await using var scope = new JobScope(s.rt, cancellationToken: s.cts.Token);
+            await scope.SpawnAsync(started, static async (p, ct) =>
+            {
+                p.SetResult(true);
+                await Job.Delay(Timeout.InfiniteTimeSpan, ct);
+            });
+            await started.Job;
+            s.cts.Cancel();
+            bool awaitCarried = false, spawnCarried = false;
+            try
+            {
+                await scope;
+            }
+            catch (OperationCanceledException e) when (e.CancellationToken == s.cts.Token)
+            {
+                awaitCarried = true;
+            }
+
+            try
+            {
+                await scope.SpawnAsync(0, static (_, _) => Job.CompletedJob);
+            }
+            catch (OperationCanceledException e) when (e.CancellationToken == s.cts.Token)
+            {
+                spawnCarried = true;
+            }
+
+            return (awaitCarried, spawnCarried);
+        });
+        Assert.True(awaitCarried, "awaiting the scope");
+        Assert.True(spawnCarried, "spawning into the canceled scope");
+    }
+
+    [Theory]
+    [MemberData(nameof(AllRuntimes))]
     public void Nested_OuterCanceled_InnerScopeChildrenCanceled(string runtimeName)
     {
         using JobRuntime runtime = Runtimes.Create(runtimeName);
