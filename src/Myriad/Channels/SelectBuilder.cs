@@ -217,7 +217,14 @@ public readonly struct SelectBuilder
     /// if (fired == 0) await output.SendAsync(line);   // code after a select may await
     /// </code>
     /// </example>
-    /// <exception cref="InvalidOperationException">As for <see cref="AsJob()"/>.</exception>
+    /// <remarks>
+    /// <typeparamref name="T"/> is the element type of a channel the select receives from, for
+    /// <c>ReceiveOk</c> cases too (whose closure shows in <see cref="SelectResult{T}.Received"/>, so
+    /// <c>AsJob&lt;long&gt;</c>, not <c>AsJob&lt;ReceiveResult&lt;long&gt;&gt;</c>). Items received
+    /// by cases on channels of other types are not returned (a signal channel beside the data channel).
+    /// </remarks>
+    /// <exception cref="InvalidOperationException">As for <see cref="AsJob()"/>; or the select has receive
+    /// cases and none of them receives <typeparamref name="T"/> (every item it received would be lost).</exception>
     public Job<SelectResult<T>> AsJob<T>()
     {
         if (_op is null)
@@ -228,6 +235,11 @@ public readonly struct SelectBuilder
         if (!_op.IsLatest(_token, _stamp))
         {
             throw StaleBuilder();
+        }
+
+        if (_op.ReceivesOnlyOtherTypesThan(typeof(T)))
+        {
+            throw MismatchedResultType(typeof(T));
         }
 
         SelectValueSink<T> sink = SelectValueSink<T>.Rent();
@@ -246,6 +258,16 @@ public readonly struct SelectBuilder
         return select.IsCompletedSuccessfully ? sink.TakeAndReturn(select.GetAwaiter().GetResult()) : Await(select, sink);
 
         static async Job<SelectResult<T>> Await(Job<int> select, SelectValueSink<T> sink) => sink.TakeAndReturn(await select);
+    }
+
+    private static InvalidOperationException MismatchedResultType(Type type)
+    {
+        string name = Describe(type);
+        return new InvalidOperationException($"AsJob<{name}>() on a select none of whose receive cases receives {name}: the item a case received could not be returned and would be lost. Use the element type of the channel, for ReceiveOk cases too (AsJob<long>() for a Chan<long>; SelectResult.Received tells a closed channel).");
+
+        static string Describe(Type t) => t.IsGenericType
+            ? $"{t.Name[..t.Name.IndexOf('`')]}<{string.Join(", ", Array.ConvertAll(t.GetGenericArguments(), Describe))}>"
+            : t.Name;
     }
 
     /// <summary>Runs the select, for <c>await</c>. See <see cref="AsJob"/>.</summary>

@@ -23,6 +23,9 @@ internal abstract class SelectCase
     /// <summary>The channel: the object whose lock this case takes (two cases on one channel share it).</summary>
     internal abstract object Channel { get; }
 
+    /// <summary>For a receive case, the element type of its channel; null for a send case.</summary>
+    internal virtual Type? ReceivedType => null;
+
     internal abstract void EnterLock();
 
     /// <summary>Takes the channel's lock if it is free; never waits.</summary>

@@ -173,6 +173,30 @@ internal sealed partial class SelectOperation : SourceBox<int>
         _cancellationToken = cancellationToken;
     }
 
+    /// <summary>
+    /// Whether the select has receive cases and none of them receives <paramref name="type"/>: its
+    /// <c>AsJob&lt;T&gt;</c> with that type could deliver no item, and every item a case takes would
+    /// be lost (a mistake such as <c>AsJob&lt;ReceiveResult&lt;long&gt;&gt;</c> for a channel of long).
+    /// </summary>
+    internal bool ReceivesOnlyOtherTypesThan(Type type)
+    {
+        bool anyReceive = false;
+        for (int i = 0; i < _caseCount; i++)
+        {
+            if (_slots[i].Case?.ReceivedType is { } received)
+            {
+                if (received == type)
+                {
+                    return false;
+                }
+
+                anyReceive = true;
+            }
+        }
+
+        return anyReceive;
+    }
+
     private ref CaseSlot NextSlot()
     {
         if (_caseCount == _slots.Length)

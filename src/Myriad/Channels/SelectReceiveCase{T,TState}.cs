@@ -11,6 +11,8 @@ namespace Myriad.Channels;
 /// </summary>
 internal sealed class SelectReceiveCase<T, TState> : SelectCase<T>
 {
+    internal override Type? ReceivedType => typeof(T);
+
     // Action<T> or Action<TState, T>; Action<ReceiveResult<T>> or Action<TState, ReceiveResult<T>> when _reportsClose.
     private Delegate? _handler;
     private TState _state = default!;

@@ -146,6 +146,30 @@ public sealed class SelectGoParityTests
     }
 
     [Fact]
+    public void AsJobOfT_NoReceiveCaseOfThatType_ThrowsAndTakesNothing()
+    {
+        // AsJob<ReceiveResult<long>>() for a ReceiveOk case on a Chan<long> once took the item and
+        // returned nothing: it was lost. Now the select refuses to run, naming the misuse.
+        var ch = Chan.Bounded<long>(1);
+        ch.TrySend(42);
+        var error = Assert.Throws<InvalidOperationException>(() => Select.ReceiveOk(ch).AsJob<ReceiveResult<long>>());
+        Assert.Contains("AsJob<ReceiveResult<Int64>>", error.Message);
+        Assert.Throws<InvalidOperationException>(() => Select.Receive(ch).Default().AsJob<int>());
+        Assert.Equal(1, ch.Count); // still there
+
+        // A receive case of another type beside one of T is fine (a signal channel beside the data).
+        var quit = Chan.Bounded<bool>(1);
+        quit.TrySend(true);
+        SelectResult<long> r = Sync.Result(Select.Receive(quit).ReceiveOk(Chan.Unbuffered<long>()).AsJob<long>());
+        Assert.Equal(0, r.Index);
+        Assert.False(r.Received);
+
+        // A select of sends only has nothing to receive: any T will do.
+        var sink = Chan.Bounded<string>(1);
+        Assert.Equal(0, Sync.Result(Select.Send(sink, "x").AsJob<int>()).Index);
+    }
+
+    [Fact]
     public void AsJobOfT_DefaultFires_NothingReceived()
     {
         var ch = Chan.Unbuffered<int>();
