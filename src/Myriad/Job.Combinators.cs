@@ -14,6 +14,8 @@ public readonly partial struct Job
     /// Completes when every job has completed; consumes all of them. If any failed, throws the first
     /// failure (in argument order) once all have completed, so that every job's pooled state is
     /// released; <see cref="GetAllFailures"/> reaches every failure (as <c>Task.Exception</c> does).
+    /// The <c>Exception</c> of its <see cref="AsTask"/> holds the first failure only, as a
+    /// <c>ValueTask</c>'s task does: pass that exception to <see cref="GetAllFailures"/> for the others.
     /// As with <c>Task.WhenAll</c>, a cancellation is not a failure: when some jobs failed and others
     /// were canceled, the failures are thrown and reported; when none failed and some were canceled,
     /// it throws the first job's <see cref="OperationCanceledException"/>.
