@@ -96,8 +96,25 @@ internal static class ExecutionContextHelper
         return current;
     }
 
+    /// <summary>
+    /// As <see cref="HideSynchronizationContext(PerThread)"/>, showing <paramref name="shown"/> instead of
+    /// none (null: hides). Returns the thread's own context, for <see cref="RestoreSynchronizationContext"/>.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static SynchronizationContext? ReplaceSynchronizationContext(PerThread state, SynchronizationContext? shown)
+    {
+        if (shown is null)
+        {
+            return HideSynchronizationContext(state);
+        }
+
+        SynchronizationContext? current = SynchronizationContext.Current;
+        SynchronizationContext.SetSynchronizationContext(shown);
+        return current;
+    }
+
     /// <summary>Undoes <see cref="HideSynchronizationContext(PerThread)"/> on the same thread.</summary>
-    internal static void RestoreSynchronizationContext(PerThread state, SynchronizationContext context)
+    internal static void RestoreSynchronizationContext(PerThread state, SynchronizationContext? context)
     {
         if (Direct)
         {

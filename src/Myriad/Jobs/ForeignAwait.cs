@@ -111,6 +111,35 @@ internal sealed class ForeignAwait
         }
     }
 
+    /// <summary>Whether <paramref name="action"/> is this object's continuation delegate (see <see cref="ResumeContext"/>).</summary>
+    internal bool IsContinuation(Action action) => ReferenceEquals(action, _continuation);
+
+    /// <summary>
+    /// Step 2 for a continuation the TPL posted to <see cref="ResumeContext"/> (a task that runs its
+    /// continuations asynchronously): the box goes back to its runtime's queue, also from a thread of
+    /// that runtime (behind the item running there, never inside the completion).
+    /// </summary>
+    internal void ResumeFromPost()
+    {
+        WorkItem? box = _box;
+        JobRuntime? runtime = _resumeOn;
+        if (!_armed || box is null || runtime is null)
+        {
+            throw new InvalidOperationException("A non-Myriad awaiter called its continuation twice, or after the job it resumes had moved on.");
+        }
+
+        _armed = false; // before the queueing: the box may suspend again and park anew right after it
+        PerThread state = PerThread.Current;
+        if (state.Context?.Runtime == runtime)
+        {
+            runtime.Schedule(box, state);
+        }
+        else
+        {
+            runtime.ScheduleResume(box, state);
+        }
+    }
+
     /// <summary>Step 3, on the thread that runs the box (and step 5): returns the context, forgets the runtime, disarms.</summary>
     internal ExecutionContext? Unpark()
     {

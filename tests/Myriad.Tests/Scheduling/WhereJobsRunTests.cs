@@ -218,6 +218,100 @@ public class WhereJobsRunTests
         Assert.True(threadAfterDelay);
     }
 
+    private sealed class AsyncCompletionPingPong
+    {
+        public JobRuntime Runtime = null!;
+        public int Rounds;
+        public TaskCompletionSource<int>[] Ping = null!;
+        public TaskCompletionSource<int>[] Pong = null!;
+        public volatile bool OffRuntime;
+        public volatile bool ContextSeen;
+        public volatile bool RanInsideSetResult;
+        public volatile bool InSetResult;
+    }
+
+    [Theory]
+    [MemberData(nameof(RuntimeKinds))]
+    public void JobsAwaitingAsynchronouslyContinuingTasks_CompletedByEachOther_ResumeOnTheirRuntimeAndNeverInsideSetResult(string kind)
+    {
+        // Completion sources with RunContinuationsAsynchronously: the TPL posts the awaiter's resume
+        // to the context the job showed it (Myriad's own), which queues the job on its runtime. The
+        // job must resume there, never inside the completer's SetResult (the option's promise), and
+        // never see that context itself.
+        using JobRuntime runtime = Create(kind);
+        const int rounds = 200;
+        var s = new AsyncCompletionPingPong { Runtime = runtime, Rounds = rounds, Ping = new TaskCompletionSource<int>[rounds], Pong = new TaskCompletionSource<int>[rounds] };
+        for (int i = 0; i < rounds; i++)
+        {
+            s.Ping[i] = new TaskCompletionSource<int>(TaskCreationOptions.RunContinuationsAsynchronously);
+            s.Pong[i] = new TaskCompletionSource<int>(TaskCreationOptions.RunContinuationsAsynchronously);
+        }
+
+        int total = TestHelpers.OnThread(() => runtime.Run(s, static async s =>
+        {
+            Job<int> ponger = s.Runtime.Spawn(s, static async s =>
+            {
+                int sum = 0;
+                for (int i = 0; i < s.Rounds; i++)
+                {
+                    sum += await s.Ping[i].Task;
+                    Check(s);
+                    s.InSetResult = true;
+                    s.Pong[i].SetResult(1);
+                    s.InSetResult = false;
+                }
+
+                return sum;
+            });
+            int received = 0;
+            for (int i = 0; i < s.Rounds; i++)
+            {
+                s.InSetResult = true;
+                s.Ping[i].SetResult(1);
+                s.InSetResult = false;
+                received += await s.Pong[i].Task;
+                Check(s);
+            }
+
+            return received + await ponger;
+        }));
+        Assert.Equal(2 * rounds, total);
+        Assert.False(s.OffRuntime, "a job resumed off its runtime");
+        Assert.False(s.ContextSeen, "a job saw a SynchronizationContext after its await");
+        Assert.False(s.RanInsideSetResult, "a job resumed inside the SetResult of a task that continues asynchronously");
+
+        static void Check(AsyncCompletionPingPong s)
+        {
+            s.OffRuntime |= !s.Runtime.IsRuntimeThread;
+            s.ContextSeen |= SynchronizationContext.Current is not null;
+            s.RanInsideSetResult |= s.InSetResult;
+        }
+    }
+
+    [Theory]
+    [MemberData(nameof(RuntimeKinds))]
+    public void JobAwaitingAnAsynchronouslyContinuingTask_CompletedByAPlainThread_ResumesOnItsRuntime(string kind)
+    {
+        using JobRuntime runtime = Create(kind);
+        var tcs = new TaskCompletionSource<int>(TaskCreationOptions.RunContinuationsAsynchronously);
+        Task<(int, bool, bool)> task = runtime.Spawn((runtime, tcs), static async s =>
+        {
+            int value = await s.tcs.Task;
+            return (value, s.runtime.IsRuntimeThread, SynchronizationContext.Current is null);
+        }).AsTask();
+        var completer = new Thread(() =>
+        {
+            Thread.Sleep(20);
+            tcs.SetResult(42);
+        });
+        completer.Start();
+        (int value, bool onRuntime, bool noContext) = Await(runtime, task);
+        completer.Join();
+        Assert.Equal(42, value);
+        Assert.True(onRuntime);
+        Assert.True(noContext);
+    }
+
     private static async Task<bool> AwaitSpawnFromTaskCode(MultiThreadRuntime runtime)
     {
         await runtime.Spawn(0, static async _ => await Task.Yield());
