@@ -9,7 +9,12 @@ namespace Myriad.Scheduling;
 /// <para><b>Priority strategy</b> (PCT, as in Coyote's prioritized strategy), run on the driving thread
 /// only, under the queue's lock:
 /// 1. An item seen for the first time gets a random priority of at least <see cref="BasePriority"/>
-///    (a job's box is the item it queues on every resume, so the priority is the job's).
+///    (a job's box is the item it queues on every resume, so the priority is the job's). Boxes are
+///    pooled: a box reused by another job is seen anew, because the priority is recorded with the
+///    box's version, which every reuse changes; an item that is not a job's cell (a detached
+///    spawn's entry, a task) runs once per queueing, so its priority is dropped when it is picked.
+///    A job's priority therefore never depends on which pooled object it got, which depends on the
+///    thread's pools and so on what ran before: the same seed replays the same schedule.
 /// 2. Every step picks the queued item of highest priority (ties cannot happen in practice: 63-bit
 ///    random values; the earliest queued wins if they do).
 /// 3. If the step is the i-th of the change points (drawn up front, uniformly among the first
@@ -30,7 +35,7 @@ public sealed partial class DeterministicRuntime
     /// </summary>
     internal const int DefaultStepHorizon = 1000;
 
-    private readonly Dictionary<WorkItem, long>? _priorities;
+    private readonly Dictionary<WorkItem, (long Priority, short Version)>? _priorities;
     private readonly long[]? _changePoints;
     private int _nextChange;
 
@@ -59,7 +64,7 @@ public sealed partial class DeterministicRuntime
         StepHorizon = stepHorizon;
         if (strategy == ScheduleStrategy.Priority)
         {
-            _priorities = new Dictionary<WorkItem, long>(ReferenceEqualityComparer.Instance);
+            _priorities = new Dictionary<WorkItem, (long, short)>(ReferenceEqualityComparer.Instance);
             _changePoints = new long[priorityChangePoints];
             for (int i = 0; i < _changePoints.Length; i++)
             {
@@ -108,12 +113,22 @@ public sealed partial class DeterministicRuntime
         {
             // Step 3. Several change points may share a step; each demotes whichever job is then on top.
             _nextChange++;
-            _priorities[queue.PeekAt(best)] = PriorityChangePoints - _nextChange;
+            WorkItem top = queue.PeekAt(best);
+            _priorities[top] = (PriorityChangePoints - _nextChange, VersionOf(top));
             best = HighestPriority(queue);
+        }
+
+        WorkItem picked = queue.PeekAt(best);
+        if (picked is not Jobs.JobCell)
+        {
+            _priorities.Remove(picked); // step 1: runs once; a reuse of the object is another item
         }
 
         return best;
     }
+
+    /// <summary>What tells one use of an item from the next: a cell's version; 0 for other items, which are dropped when picked.</summary>
+    private static short VersionOf(WorkItem item) => item is Jobs.JobCell cell ? cell.Version : (short)0;
 
     private int HighestPriority(WorkQueue queue)
     {
@@ -122,11 +137,14 @@ public sealed partial class DeterministicRuntime
         for (int i = 0; i < queue.Count; i++)
         {
             WorkItem item = queue.PeekAt(i);
-            if (!_priorities!.TryGetValue(item, out long priority))
+            short version = VersionOf(item);
+            if (!_priorities!.TryGetValue(item, out (long Priority, short Version) entry) || entry.Version != version)
             {
-                priority = _random.NextInt64(BasePriority, long.MaxValue); // step 1
-                _priorities.Add(item, priority);
+                entry = (_random.NextInt64(BasePriority, long.MaxValue), version); // step 1
+                _priorities[item] = entry;
             }
+
+            long priority = entry.Priority;
 
             if (priority > bestPriority)
             {
