@@ -33,7 +33,8 @@ internal sealed class VirtualClock : TimeProvider
     internal static readonly DateTimeOffset Epoch = new(2000, 1, 1, 0, 0, 0, TimeSpan.Zero);
 
     /// <summary>The last virtual instant, in milliseconds since <see cref="Epoch"/>, that a <see cref="DateTimeOffset"/> can hold.</summary>
-    private static readonly long s_lastRepresentableMs = (long)(DateTimeOffset.MaxValue - Epoch).TotalMilliseconds;
+    /// <remarks>In whole ticks: the double of <c>TotalMilliseconds</c> rounds up to the first millisecond past the end (midnight of year 10000), where a tick of a ticker of whole days lands.</remarks>
+    private static readonly long s_lastRepresentableMs = (DateTimeOffset.MaxValue - Epoch).Ticks / TimeSpan.TicksPerMillisecond;
 
     private readonly JobRuntime _runtime;
     private readonly TimerShard _shard = new(0);
