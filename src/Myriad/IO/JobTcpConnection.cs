@@ -38,9 +38,10 @@ public sealed partial class JobTcpConnection : IDisposable
     private int _writeBusy;
     private int _disposed;
 
-    internal JobTcpConnection(Socket socket, IoDriver? driver)
+    internal JobTcpConnection(Socket socket, IoDriver? driver, IPEndPoint? connectedTo = null)
     {
         Socket = socket;
+        _connectedTo = connectedTo;
         if (driver is not null)
         {
             socket.Blocking = false;
@@ -55,11 +56,38 @@ public sealed partial class JobTcpConnection : IDisposable
     /// <summary>Whether this connection is driven by the runtime's I/O driver (false: BCL asynchronous sockets).</summary>
     public bool UsesIoDriver => _registration is not null;
 
+    /// <summary>
+    /// The peer of a connection made through the I/O driver, which calls <c>connect</c> itself: the
+    /// <see cref="Socket"/> object never learns that it connected, and reports no end points.
+    /// </summary>
+    private readonly IPEndPoint? _connectedTo;
+
     /// <summary>The local end point.</summary>
-    public EndPoint? LocalEndPoint => Socket.LocalEndPoint;
+    public EndPoint? LocalEndPoint => Socket.LocalEndPoint ?? (_connectedTo is null ? null : BoundAddress());
 
     /// <summary>The remote end point.</summary>
-    public EndPoint? RemoteEndPoint => Socket.RemoteEndPoint;
+    public EndPoint? RemoteEndPoint => Socket.RemoteEndPoint ?? _connectedTo;
+
+    /// <summary>The address the kernel bound a driver-connected socket to (<c>getsockname</c>); null if it cannot tell.</summary>
+    private unsafe EndPoint? BoundAddress()
+    {
+        AddressFamily family = _connectedTo!.AddressFamily;
+        var address = new SocketAddress(family, SocketAddress.GetMaximumAddressSize(family));
+        int size = address.Buffer.Length;
+        int result;
+        fixed (byte* raw = address.Buffer.Span)
+        {
+            result = LinuxNative.GetSockName((int)Socket.Handle, raw, &size);
+        }
+
+        if (result != 0)
+        {
+            return null;
+        }
+
+        address.Size = size;
+        return _connectedTo.Create(address);
+    }
 
     /// <summary>Whether Nagle's algorithm is disabled (<see cref="Socket.NoDelay"/>).</summary>
     public bool NoDelay
@@ -383,7 +411,7 @@ public sealed partial class JobTcpConnection : IDisposable
             return Job.FromException<JobTcpConnection>(new SocketException(ConnectOperation.ToSocketError(errno)));
         }
 
-        var connection = new JobTcpConnection(socket, driver);
+        var connection = new JobTcpConnection(socket, driver, remote);
         if (errno == 0)
         {
             return new Job<JobTcpConnection>(connection);

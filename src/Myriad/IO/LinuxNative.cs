@@ -72,6 +72,9 @@ internal static unsafe partial class LinuxNative
     [LibraryImport(Libc, EntryPoint = "connect", SetLastError = true)]
     internal static partial int Connect(int fd, byte* address, int addressLength);
 
+    [LibraryImport(Libc, EntryPoint = "getsockname", SetLastError = true)]
+    internal static partial int GetSockName(int fd, byte* address, int* addressLength);
+
     /// <summary>Registers or removes <paramref name="fd"/>; <paramref name="data"/> comes back with each of its events.</summary>
     internal static int Control(int epfd, int op, int fd, uint events, ulong data)
     {

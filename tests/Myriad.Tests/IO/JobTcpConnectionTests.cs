@@ -58,6 +58,26 @@ public sealed class JobTcpConnectionTests
     }
 
     [Fact]
+    public void ConnectAsync_ThroughTheDriver_ReportsBothEndPoints()
+    {
+        // The driver calls connect itself, so the Socket object never learns the addresses; the
+        // connection reports them as a BCL-connected one does, and as the accepted side sees them.
+        using var runtime = NewRuntime();
+        (string? clientLocal, string? clientRemote, string? serverLocal, string? serverRemote, bool driver) = Bounded.Run(runtime, async () =>
+        {
+            using var listener = JobTcpListener.Bind(IoTestSupport.Loopback);
+            Job<JobTcpConnection> accept = listener.AcceptAsync();
+            using JobTcpConnection client = await JobTcpConnection.ConnectAsync(listener.LocalEndPoint);
+            using JobTcpConnection server = await accept;
+            return (client.LocalEndPoint?.ToString(), client.RemoteEndPoint?.ToString(), server.LocalEndPoint?.ToString(), server.RemoteEndPoint?.ToString(), client.UsesIoDriver);
+        });
+        Assert.Equal(OperatingSystem.IsLinux(), driver);
+        Assert.NotNull(clientLocal);
+        Assert.Equal(serverRemote, clientLocal);
+        Assert.Equal(serverLocal, clientRemote);
+    }
+
+    [Fact]
     public void ReadWrite_OnCurrentThreadRuntime_FallsBackToBclSockets()
     {
         using var runtime = new CurrentThreadRuntime();
