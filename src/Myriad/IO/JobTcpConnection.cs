@@ -132,7 +132,8 @@ public sealed partial class JobTcpConnection : IDisposable
 
     /// <summary>
     /// Reads into <paramref name="buffer"/>; the job's result is the number of bytes read, 0 once the
-    /// peer has closed its side (or for an empty buffer).
+    /// peer has closed its side. With an empty buffer it waits until data can be read and returns 0,
+    /// leaving the data unread (a zero-byte read, as with <see cref="Socket"/>).
     /// </summary>
     /// <exception cref="InvalidOperationException">Another read is pending.</exception>
     public Job<int> ReadAsync(Memory<byte> buffer, CancellationToken cancellationToken = default)
@@ -242,7 +243,11 @@ public sealed partial class JobTcpConnection : IDisposable
         Socket.Shutdown(SocketShutdown.Send);
     }
 
-    /// <summary>A <see cref="Stream"/> over this connection, for <c>SslStream</c>, pipelines and other stream-based code.</summary>
+    /// <summary>
+    /// A <see cref="Stream"/> over this connection, for <c>SslStream</c>, pipelines and other
+    /// stream-based code. Its reads and writes report a socket's failure as an
+    /// <see cref="IOException"/> around the <see cref="SocketException"/>, as <see cref="NetworkStream"/> does.
+    /// </summary>
     /// <param name="ownsConnection">Whether disposing the stream disposes the connection (default true).</param>
     public Stream AsStream(bool ownsConnection = true) => new JobTcpStream(this, ownsConnection);
 

@@ -1,5 +1,6 @@
 using System;
 using System.IO;
+using System.Net.Sockets;
 using System.Threading;
 using System.Threading.Tasks;
 
@@ -9,7 +10,9 @@ namespace Myriad.IO;
 /// The <see cref="Stream"/> view of a <see cref="JobTcpConnection"/> (<see cref="JobTcpConnection.AsStream"/>):
 /// asynchronous reads and writes are the connection's jobs seen as <see cref="ValueTask"/>s, without
 /// allocation; synchronous ones block the calling thread (in the kernel on the driver's path, see
-/// JobTcpConnection.Blocking.cs; by waiting for the job on the BCL path).
+/// JobTcpConnection.Blocking.cs; by waiting for the job on the BCL path). A socket failure surfaces
+/// as an <see cref="IOException"/> around the <see cref="SocketException"/>, as a
+/// <see cref="System.Net.Sockets.NetworkStream"/>'s does; disposal and cancellation as they are.
 /// </summary>
 internal sealed class JobTcpStream(JobTcpConnection connection, bool ownsConnection) : Stream
 {
@@ -34,7 +37,27 @@ internal sealed class JobTcpStream(JobTcpConnection connection, bool ownsConnect
     public override ValueTask<int> ReadAsync(Memory<byte> buffer, CancellationToken cancellationToken = default)
     {
         ObjectDisposedException.ThrowIf(_disposed, this);
-        return connection.ReadAsync(buffer, cancellationToken).AsValueTask();
+        Job<int> read = connection.ReadAsync(buffer, cancellationToken);
+        if (read.IsCompletedSuccessfully)
+        {
+            return new ValueTask<int>(read.GetAwaiter().GetResult());
+        }
+
+        // The wrapper is a job (a job's await of it resumes on its runtime with no extra hop); it
+        // runs only when the read did not complete successfully at once.
+        return ReadOrWrap(read).AsValueTask();
+
+        static async Job<int> ReadOrWrap(Job<int> read)
+        {
+            try
+            {
+                return await read;
+            }
+            catch (SocketException e)
+            {
+                throw ReadFailed(e);
+            }
+        }
     }
 
     public override Task<int> ReadAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken)
@@ -46,7 +69,26 @@ internal sealed class JobTcpStream(JobTcpConnection connection, bool ownsConnect
     public override ValueTask WriteAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken = default)
     {
         ObjectDisposedException.ThrowIf(_disposed, this);
-        return connection.WriteAsync(buffer, cancellationToken).AsValueTask();
+        Job write = connection.WriteAsync(buffer, cancellationToken);
+        if (write.IsCompletedSuccessfully)
+        {
+            write.GetAwaiter().GetResult(); // consumes it
+            return default;
+        }
+
+        return WriteOrWrap(write).AsValueTask();
+
+        static async Job WriteOrWrap(Job write)
+        {
+            try
+            {
+                await write;
+            }
+            catch (SocketException e)
+            {
+                throw WriteFailed(e);
+            }
+        }
     }
 
     public override Task WriteAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken)
@@ -64,6 +106,18 @@ internal sealed class JobTcpStream(JobTcpConnection connection, bool ownsConnect
     public override int Read(Span<byte> buffer)
     {
         ObjectDisposedException.ThrowIf(_disposed, this);
+        try
+        {
+            return ReadCore(buffer);
+        }
+        catch (SocketException e)
+        {
+            throw ReadFailed(e);
+        }
+    }
+
+    private int ReadCore(Span<byte> buffer)
+    {
         if (connection.UsesIoDriver)
         {
             // Not a wait for the job: a worker blocked in a wait polls the driver only between
@@ -94,6 +148,18 @@ internal sealed class JobTcpStream(JobTcpConnection connection, bool ownsConnect
     public override void Write(ReadOnlySpan<byte> buffer)
     {
         ObjectDisposedException.ThrowIf(_disposed, this);
+        try
+        {
+            WriteCore(buffer);
+        }
+        catch (SocketException e)
+        {
+            throw WriteFailed(e);
+        }
+    }
+
+    private void WriteCore(ReadOnlySpan<byte> buffer)
+    {
         if (connection.UsesIoDriver)
         {
             connection.WriteBlocking(buffer);
@@ -111,6 +177,12 @@ internal sealed class JobTcpStream(JobTcpConnection connection, bool ownsConnect
             System.Buffers.ArrayPool<byte>.Shared.Return(rented);
         }
     }
+
+    // As NetworkStream reports a socket's failure: an IOException around the SocketException, so
+    // that code written against streams (StreamReader, a protocol's own loop) catches it as I/O.
+    private static IOException ReadFailed(SocketException e) => new($"Unable to read data from the transport connection: {e.Message}.", e);
+
+    private static IOException WriteFailed(SocketException e) => new($"Unable to write data to the transport connection: {e.Message}.", e);
 
     public override void Flush()
     {

@@ -127,6 +127,76 @@ public sealed class JobTcpConnectionTests
         Assert.Equal(SocketError.ConnectionReset, error.SocketErrorCode);
     }
 
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public void AsStream_PeerReset_ReadsAndWritesThrowIOExceptionAroundTheSocketError(bool driver)
+    {
+        // As NetworkStream: code written against Stream catches IOException, with the socket's
+        // error inside (the connection itself throws the SocketException).
+        using var runtime = NewRuntime();
+        (Exception pendingRead, Exception write, Exception syncRead) = Bounded.Run(runtime, async () =>
+        {
+            using var listener = JobTcpListener.Bind(IoTestSupport.Loopback, driver ? JobRuntime.Current : null);
+
+            // A read pending when the reset comes, then writes into the reset connection.
+            (Socket first, JobTcpConnection firstServer) = await Accept(listener);
+            Stream stream = firstServer.AsStream();
+            ValueTask<int> pending = stream.ReadAsync(new byte[16]);
+            IoTestSupport.ResetOnClose(first);
+            first.Close();
+            Exception pendingRead = await Record(async () => await pending);
+            Exception write = await Record(async () =>
+            {
+                for (int i = 0; i < 100; i++)
+                {
+                    await stream.WriteAsync(new byte[64 * 1024]);
+                }
+            });
+            firstServer.Dispose();
+
+            // A synchronous read of a connection reset before it.
+            (Socket second, JobTcpConnection secondServer) = await Accept(listener);
+            IoTestSupport.ResetOnClose(second);
+            second.Close();
+            await Job.Delay(50);
+            Exception syncRead = await Record(() => Task.FromResult(secondServer.AsStream().Read(new byte[16])));
+            secondServer.Dispose();
+            return (pendingRead, write, syncRead);
+        });
+
+        foreach (Exception e in new[] { pendingRead, write, syncRead })
+        {
+            IOException io = Assert.IsType<IOException>(e);
+            Assert.IsType<SocketException>(io.InnerException);
+        }
+
+        Assert.Equal(SocketError.ConnectionReset, ((SocketException)pendingRead.InnerException!).SocketErrorCode);
+
+        static async Job<(Socket Client, JobTcpConnection Server)> Accept(JobTcpListener listener)
+        {
+            var client = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+            client.Connect(listener.LocalEndPoint);
+            JobTcpConnection server = await listener.AcceptAsync();
+            Assert.Equal(listener.UsesIoDriver, server.UsesIoDriver);
+            return (client, server);
+        }
+
+        static async Task<Exception> Record(Func<Task> body)
+        {
+            try
+            {
+                await body();
+            }
+            catch (Exception e)
+            {
+                return e;
+            }
+
+            throw new Xunit.Sdk.XunitException("no exception");
+        }
+    }
+
     [Fact]
     public void ShutdownWrite_HalfClose_PeerReadsEndAndStillReplies()
     {
