@@ -32,10 +32,24 @@ public sealed class DeadlockException : InvalidOperationException
         LiveJobs = [];
     }
 
-    internal DeadlockException(string runtime, IReadOnlyList<LiveJob> jobs)
-        : base($"Deadlock: all jobs of {runtime} are asleep, and nothing outside it can wake them. {JobDiagnostics.Format(jobs)}")
+    internal DeadlockException(string runtime, IReadOnlyList<LiveJob> jobs, Jobs.JobCell? waitedOn = null)
+        : base(Describe(runtime, jobs, waitedOn))
     {
         LiveJobs = jobs;
+    }
+
+    /// <summary>
+    /// The message: the live jobs, and what the blocking wait is for when that is not one of them
+    /// (<paramref name="waitedOn"/>, given only then: a promise's job, or a spawned job whose body
+    /// returned another job, are not tracked state machines, and the list alone would not say what
+    /// <c>Run</c> waits on).
+    /// </summary>
+    private static string Describe(string runtime, IReadOnlyList<LiveJob> jobs, Jobs.JobCell? waitedOn)
+    {
+        string text = $"Deadlock: all jobs of {runtime} are asleep, and nothing outside it can wake them. {JobDiagnostics.Format(jobs).TrimEnd()}";
+        return waitedOn is null
+            ? text
+            : $"{text}{Environment.NewLine}The blocking wait is for a {waitedOn.Describe()}, which none of them completes.";
     }
 
     /// <summary>The live jobs of the runtime when the deadlock was found, oldest first: each one's method and what it waits on.</summary>

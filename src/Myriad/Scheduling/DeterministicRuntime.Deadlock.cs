@@ -79,7 +79,7 @@ public sealed partial class DeterministicRuntime
         return live;
     }
 
-    private protected override void ThrowIfDeadlocked(BlockingWaiter waiter)
+    private protected override void ThrowIfDeadlocked(BlockingWaiter waiter, JobCell? waitedOn = null)
     {
         if (_explicitTimeProvider is not null || IsDisposed)
         {
@@ -128,6 +128,9 @@ public sealed partial class DeterministicRuntime
         }
         while (Environment.TickCount64 < deadline);
 
-        throw new DeadlockException($"{Name} (seed {Seed})", JobDiagnostics.SnapshotOf(LiveJobs())); // step 4
+        // Step 4. The wait's own cell is named when it is not a listed job (see DeadlockException).
+        live = LiveJobs();
+        bool listed = waitedOn is null || waitedOn.IsCompletedUnchecked || live.Exists(entry => ReferenceEquals(entry.Key, waitedOn));
+        throw new DeadlockException($"{Name} (seed {Seed})", JobDiagnostics.SnapshotOf(live), listed ? null : waitedOn);
     }
 }

@@ -202,7 +202,7 @@ public abstract class SingleThreadRuntime : JobRuntime
                     return true;
                 }
 
-                ThrowIfDeadlocked(waiter);
+                ThrowIfDeadlocked(waiter, cell);
 
                 _driver.Park(waiter);
             }
@@ -240,8 +240,9 @@ public abstract class SingleThreadRuntime : JobRuntime
     /// timer of a virtual clock is pending, before it parks: a runtime that can prove that nothing
     /// will ever wake it throws <see cref="DeadlockException"/> instead of parking forever. The
     /// default parks (a runtime whose jobs may be woken by other threads cannot tell).
+    /// <paramref name="waitedOn"/> is the cell the wait is for, when the caller knows it.
     /// </summary>
-    private protected virtual void ThrowIfDeadlocked(BlockingWaiter waiter)
+    private protected virtual void ThrowIfDeadlocked(BlockingWaiter waiter, JobCell? waitedOn = null)
     {
     }
 

@@ -138,7 +138,14 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
     private bool TryClaim(int expected) =>
         expected > 0 && Volatile.Read(ref _claim) == expected && Interlocked.CompareExchange(ref _claim, Running, expected) == expected;
 
-    internal override string Describe() => _body is Delegate d ? $"spawned {d.Method.Name}" : "spawned job";
+    // Diagnostics only, a racy read: once the body returned a job, _body is that job's cell, and
+    // naming it says what the spawn still waits for (a promise's job is no listed state machine).
+    internal override string Describe() => _body switch
+    {
+        Delegate d => $"spawned {d.Method.Name}",
+        JobCell inner => $"spawned job waiting for a {inner.Describe()}",
+        _ => "spawned job",
+    };
 
     [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     internal override void Execute(PerThread state)

@@ -51,6 +51,21 @@ public sealed class DeadlockTests
     }
 
     [Fact]
+    public void Run_OnAPromisesJobNobodySets_ThrowsNamingWhatTheWaitIsFor()
+    {
+        // The job Run waits on is no async method (the promise's own cell): the live-job list is
+        // empty, so the message names what the wait is for, and ends without a line break.
+        using var runtime = new DeterministicRuntime(1, "stuck");
+        var promise = new Promise<int>();
+        DeadlockException error = Assert.Throws<DeadlockException>(() => TestHelpers.OnThread(() => runtime.Run(promise, static p => p.Job)));
+        Assert.Contains("0 live job(s)", error.Message);
+        Assert.Contains("The blocking wait is for a", error.Message);
+        Assert.Contains("Promise", error.Message);
+        Assert.Equal(error.Message.TrimEnd(), error.Message);
+        Assert.Empty(error.LiveJobs);
+    }
+
+    [Fact]
     public void WaitInsideAJob_OnAJobAwaitingAVirtualDelay_AdvancesTheClockAndReturns()
     {
         // The blocking wait drives the runtime from inside a job: when nothing is queued it must move
