@@ -32,8 +32,23 @@ public sealed partial class DeterministicRuntime
     /// thread to queue work before it throws <see cref="DeadlockException"/>. Only a program that feeds
     /// the runtime from other threads (which then does not replay anyway) can need it; 100 ms covers
     /// a thread-pool hop on a loaded machine many times over and is paid once per reported deadlock.
+    /// Zero checks once, without waiting.
     /// </summary>
-    public TimeSpan DeadlockGracePeriod { get; init; } = TimeSpan.FromMilliseconds(100);
+    /// <exception cref="ArgumentOutOfRangeException">The value is negative or longer than <see cref="int.MaxValue"/> milliseconds.</exception>
+    public TimeSpan DeadlockGracePeriod
+    {
+        get => _deadlockGracePeriod;
+        init
+        {
+            // A negative value would skip the wait silently, and one past int.MaxValue ms is no grace
+            // period but a hang: both are mistakes, refused where they are made.
+            ArgumentOutOfRangeException.ThrowIfLessThan(value, TimeSpan.Zero);
+            ArgumentOutOfRangeException.ThrowIfGreaterThan(value, TimeSpan.FromMilliseconds(int.MaxValue));
+            _deadlockGracePeriod = value;
+        }
+    }
+
+    private readonly TimeSpan _deadlockGracePeriod = TimeSpan.FromMilliseconds(100);
 
     private readonly Lock _trackGate = new();
     private readonly Dictionary<JobCell, (long Id, short Version)> _tracked = new(ReferenceEqualityComparer.Instance);

@@ -50,6 +50,14 @@ public sealed class DeadlockTests
         Assert.IsAssignableFrom<InvalidOperationException>(error);
     }
 
+    [Theory]
+    [InlineData(-1.0)]
+    [InlineData(3.0e9)]
+    public void DeadlockGracePeriod_NegativeOrBeyondInt32Milliseconds_Throws(double milliseconds)
+    {
+        Assert.Throws<ArgumentOutOfRangeException>(() => new DeterministicRuntime(1) { DeadlockGracePeriod = TimeSpan.FromMilliseconds(milliseconds) });
+    }
+
     [Fact]
     public void Run_OnAPromisesJobNobodySets_ThrowsNamingWhatTheWaitIsFor()
     {
