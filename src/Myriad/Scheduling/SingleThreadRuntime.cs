@@ -154,7 +154,9 @@ public abstract class SingleThreadRuntime : JobRuntime
                 // An outer frame of this very thread drives (a job of this runtime that entered
                 // another runtime and now waits for this one): nobody else can take the drive over,
                 // so waiting would wait on itself.
-                throw new InvalidOperationException($"This thread already drives this {GetType().Name} in an outer frame and cannot wait for one of its jobs here: that job could only run after the outer frame returns.");
+                throw new InvalidOperationException(cell is null && throwIfDriven
+                    ? $"RunUntilIdle was called on a thread that already drives this {GetType().Name} in an outer frame (from one of its own jobs, or code such a job called): a drive cannot nest. Await the work instead."
+                    : $"This thread already drives this {GetType().Name} in an outer frame and cannot wait for one of its jobs here: that job could only run after the outer frame returns.");
             }
 
             if (!throwIfDriven)

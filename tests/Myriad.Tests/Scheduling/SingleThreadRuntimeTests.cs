@@ -86,6 +86,26 @@ public class SingleThreadRuntimeTests
     }
 
     [Fact]
+    public void RunUntilIdle_InsideOneOfItsOwnJobs_ThrowsNamingRunUntilIdle()
+    {
+        using var runtime = new CurrentThreadRuntime();
+        string message = runtime.Run(runtime, static rt =>
+        {
+            try
+            {
+                rt.RunUntilIdle();
+                return Job.FromResult("no exception");
+            }
+            catch (InvalidOperationException error)
+            {
+                return Job.FromResult(error.Message);
+            }
+        });
+        Assert.Contains("RunUntilIdle", message);
+        Assert.DoesNotContain("wait for one of its jobs", message);
+    }
+
+    [Fact]
     public void Run_InALoop_LeavesNoStaleEntriesInTheQueue()
     {
         // Run queues the job, then its waiter runs it inline; the entry must not stay behind.
