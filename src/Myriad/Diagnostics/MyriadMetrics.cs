@@ -54,6 +54,8 @@ public static class MyriadMetrics
     /// 60-second default export interval of OpenTelemetry's periodic metric reader, so that every
     /// exporter with default settings collects the final values at least once (<c>dotnet-counters</c>
     /// collects every second). <see cref="TimeSpan.Zero"/> drops a runtime as soon as it is disposed.
+    /// A new runtime with the same name ends a disposed one's retention at once: the series are
+    /// tagged by name, and the tag then reports the new runtime.
     /// </summary>
     /// <exception cref="ArgumentOutOfRangeException">The value is negative.</exception>
     public static TimeSpan DisposedRuntimeRetention
