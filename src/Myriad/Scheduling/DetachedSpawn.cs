@@ -85,8 +85,9 @@ internal sealed class DetachedSpawn<TState> : WorkItem
     internal override void Abandon()
     {
         JobRuntime runtime = _runtime!;
-        Release(PerThread.Current);
-        runtime.OnDetachedJobCompleted(new OperationCanceledException("The runtime was disposed before the job started."));
+        PerThread state = PerThread.Current;
+        Release(state);
+        runtime.OnDetachedJobCompleted(new OperationCanceledException("The runtime was disposed before the job started."), state);
     }
 
     /// <summary>Runs the body; <paramref name="thread"/> is the calling thread's state.</summary>

@@ -172,11 +172,7 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     /// A detached job ended: reports a failure (not a cancellation) since nobody awaits it, then counts
     /// it. In that order, so that whoever sees the count sees the report too.
     /// </summary>
-    internal void OnDetachedJobCompleted(Exception? error)
-    {
-        ReportDetachedFailure(error);
-        OnJobCompleted();
-    }
+    internal void OnDetachedJobCompleted(Exception? error) => OnDetachedJobCompleted(error, PerThread.Current);
 
     /// <summary><see cref="OnDetachedJobCompleted(Exception?)"/> for a caller that holds the calling thread's state.</summary>
     internal void OnDetachedJobCompleted(Exception? error, PerThread state)
