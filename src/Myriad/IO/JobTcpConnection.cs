@@ -101,6 +101,7 @@ public sealed partial class JobTcpConnection : IDisposable
     /// <see cref="MultiThreadRuntime"/> on Linux.
     /// </summary>
     /// <exception cref="ArgumentNullException"><paramref name="remote"/> is null.</exception>
+    /// <exception cref="ObjectDisposedException">The runtime that would drive the connection was disposed (thrown at the call, as by <see cref="Socket"/>; a connection attempt that fails later faults the job).</exception>
     public static Job<JobTcpConnection> ConnectAsync(IPEndPoint remote, CancellationToken cancellationToken = default) =>
         ConnectAsync(remote, JobRuntime.Current, cancellationToken);
 
@@ -109,6 +110,7 @@ public sealed partial class JobTcpConnection : IDisposable
     /// when that is a <see cref="MultiThreadRuntime"/> on Linux, by BCL sockets otherwise (null included).
     /// </summary>
     /// <exception cref="ArgumentNullException"><paramref name="remote"/> is null.</exception>
+    /// <exception cref="ObjectDisposedException">The runtime that would drive the connection was disposed (thrown at the call, as by <see cref="Socket"/>; a connection attempt that fails later faults the job).</exception>
     public static Job<JobTcpConnection> ConnectAsync(IPEndPoint remote, JobRuntime? runtime, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(remote);

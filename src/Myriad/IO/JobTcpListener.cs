@@ -46,6 +46,7 @@ public sealed class JobTcpListener : IDisposable
     /// <summary>Binds and listens, for the current thread's runtime (see <see cref="Bind(IPEndPoint, JobRuntime?, int)"/>).</summary>
     /// <exception cref="ArgumentNullException"><paramref name="endPoint"/> is null.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="backlog"/> is not positive.</exception>
+    /// <exception cref="ObjectDisposedException">The runtime that would drive the listener was disposed (thrown at the call, as by <see cref="Socket"/>).</exception>
     public static JobTcpListener Bind(IPEndPoint endPoint, int backlog = 512) => Bind(endPoint, JobRuntime.Current, backlog);
 
     /// <summary>
@@ -55,6 +56,7 @@ public sealed class JobTcpListener : IDisposable
     /// </summary>
     /// <exception cref="ArgumentNullException"><paramref name="endPoint"/> is null.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="backlog"/> is not positive.</exception>
+    /// <exception cref="ObjectDisposedException">The runtime that would drive the listener was disposed (thrown at the call, as by <see cref="Socket"/>).</exception>
     public static JobTcpListener Bind(IPEndPoint endPoint, JobRuntime? runtime, int backlog = 512)
     {
         ArgumentNullException.ThrowIfNull(endPoint);

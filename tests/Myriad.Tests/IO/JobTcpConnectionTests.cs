@@ -287,6 +287,29 @@ public sealed class JobTcpConnectionTests
         });
     }
 
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void BindAndConnectAsync_OnADisposedRuntime_ThrowObjectDisposedNamingTheRuntime(bool usedIoBefore)
+    {
+        var runtime = NewRuntime();
+        if (usedIoBefore)
+        {
+            using var listener = JobTcpListener.Bind(IoTestSupport.Loopback, runtime);
+        }
+
+        runtime.Dispose();
+        if (!OperatingSystem.IsLinux())
+        {
+            return; // the BCL path does not use the runtime for I/O
+        }
+
+        var bind = Assert.Throws<ObjectDisposedException>(() => JobTcpListener.Bind(IoTestSupport.Loopback, runtime));
+        var connect = Assert.Throws<ObjectDisposedException>(() => JobTcpConnection.ConnectAsync(IoTestSupport.Loopback, runtime));
+        Assert.Equal(typeof(MultiThreadRuntime).FullName, bind.ObjectName);
+        Assert.Equal(typeof(MultiThreadRuntime).FullName, connect.ObjectName);
+    }
+
     [Fact]
     public void ReadAsync_SecondConcurrentRead_ThrowsInvalidOperation()
     {
