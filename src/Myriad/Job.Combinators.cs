@@ -220,7 +220,7 @@ public readonly partial struct Job
             throw new ArgumentException("WhenAny needs at least one job.", nameof(jobs));
         }
 
-        var race = new Promise<(int, Job)>();
+        var race = new Promise<(int, Job)>("Job.WhenAny");
         for (int i = 0; i < jobs.Length; i++)
         {
             ConsumeInBackground(ObserveAsync(jobs[i], i, race));
@@ -256,7 +256,7 @@ public readonly partial struct Job
             throw new ArgumentException("WhenAny needs at least one job.", nameof(jobs));
         }
 
-        var race = new Promise<(int, Job<T>)>();
+        var race = new Promise<(int, Job<T>)>("Job.WhenAny");
         for (int i = 0; i < jobs.Length; i++)
         {
             ConsumeInBackground(ObserveAsync(jobs[i], i, race));

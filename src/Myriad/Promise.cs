@@ -27,7 +27,13 @@ namespace Myriad;
 /// </remarks>
 public sealed class Promise<T>
 {
-    private readonly PromiseCell _cell = new();
+    private readonly PromiseCell _cell;
+
+    /// <summary>Creates a pending promise.</summary>
+    public Promise() => _cell = new PromiseCell();
+
+    /// <summary>A promise that a live-job dump shows as <paramref name="description"/> (a combinator's own promise: <c>Job.WhenAny</c>).</summary>
+    internal Promise(string description) => _cell = new DescribedPromiseCell(description);
 
     /// <summary>
     /// A handle to the job that completes when the promise does. Single-use; after it was consumed,
@@ -73,7 +79,7 @@ public sealed class Promise<T>
         }
     }
 
-    private sealed class PromiseCell : SourceBox<T>
+    private class PromiseCell : SourceBox<T>
     {
         /// <summary>
         /// 0 until a completer claims the cell, then 1 forever. The cell's own completion assumes a
@@ -88,6 +94,11 @@ public sealed class Promise<T>
         // stays, so the next read of Promise.Job (stamped with the new version) reads it again.
         private protected override void Release() => InvalidateTokens();
 
-        internal override string Describe() => $"Promise<{typeof(T).Name}>";
+        internal override string Describe() => $"Promise<{Diagnostics.CompilerNames.DescribeType(typeof(T))}>";
+    }
+
+    private sealed class DescribedPromiseCell(string description) : PromiseCell
+    {
+        internal override string Describe() => description;
     }
 }

@@ -185,5 +185,5 @@ public sealed class ChanRange<T> : JobBox<bool>, IAsyncEnumerable<T>, IAsyncEnum
     // No identity hash code of the channel here: a fresh channel gets a fresh one, so a deadlock
     // report of a DeterministicRuntime would read differently on every replay of the same seed.
     internal override string Describe() =>
-        $"await foreach over Chan<{typeof(T).Name}>.ReadAllAsync: waits for an item or the close";
+        $"await foreach over Chan<{Diagnostics.CompilerNames.DescribeType(typeof(T))}>.ReadAllAsync: waits for an item or the close";
 }

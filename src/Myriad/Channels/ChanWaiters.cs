@@ -14,7 +14,7 @@ internal sealed class ReceiveWaiter<T> : QueuedWaiter<T, T>
 
     public override T Item => default!;
 
-    internal override string Describe() => $"Chan<{typeof(T).Name}>.ReceiveAsync";
+    internal override string Describe() => $"Chan<{Diagnostics.CompilerNames.DescribeType(typeof(T))}>.ReceiveAsync";
 
     public override void Complete(T item) => TrySetResult(item);
 
@@ -40,7 +40,7 @@ internal sealed class ReceiveOkWaiter<T> : QueuedWaiter<T, ReceiveResult<T>>
 
     public override T Item => default!;
 
-    internal override string Describe() => $"Chan<{typeof(T).Name}>.ReceiveOkAsync";
+    internal override string Describe() => $"Chan<{Diagnostics.CompilerNames.DescribeType(typeof(T))}>.ReceiveOkAsync";
 
     public override void Complete(T item) => TrySetResult(new ReceiveResult<T>(item));
 
@@ -88,7 +88,7 @@ internal sealed class SendWaiter<T> : QueuedWaiter<T, VoidResult>
 
     private protected override void ResetForPool() => _item = default!;
 
-    internal override string Describe() => $"Chan<{typeof(T).Name}>.SendAsync";
+    internal override string Describe() => $"Chan<{Diagnostics.CompilerNames.DescribeType(typeof(T))}>.SendAsync";
 
     public override void Complete(T item) => TrySetResult(default);
 

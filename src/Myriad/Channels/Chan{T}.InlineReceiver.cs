@@ -86,7 +86,7 @@ public sealed partial class Chan<T>
         Volatile.Write(ref _inline, InlineFree);
     }
 
-    internal override string Describe() => $"Chan<{typeof(T).Name}>.ReceiveAsync";
+    internal override string Describe() => $"Chan<{Diagnostics.CompilerNames.DescribeType(typeof(T))}>.ReceiveAsync";
 
     // The inline receiver is never in a WaiterQueue: senders and Close claim it by its state, under
     // the lock, so the queue links and the claim are never used.

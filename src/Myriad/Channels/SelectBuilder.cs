@@ -262,12 +262,8 @@ public readonly struct SelectBuilder
 
     private static InvalidOperationException MismatchedResultType(Type type)
     {
-        string name = Describe(type);
+        string name = Diagnostics.CompilerNames.DescribeType(type);
         return new InvalidOperationException($"AsJob<{name}>() on a select none of whose receive cases receives {name}: the item a case received could not be returned and would be lost. Use the element type of the channel, for ReceiveOk cases too (AsJob<long>() for a Chan<long>; SelectResult.Received tells a closed channel).");
-
-        static string Describe(Type t) => t.IsGenericType
-            ? $"{t.Name[..t.Name.IndexOf('`')]}<{string.Join(", ", Array.ConvertAll(t.GetGenericArguments(), Describe))}>"
-            : t.Name;
     }
 
     /// <summary>Runs the select, for <c>await</c>. See <see cref="AsJob"/>.</summary>

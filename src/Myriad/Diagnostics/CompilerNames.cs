@@ -25,6 +25,13 @@ internal static class CompilerNames
     /// <summary>"Declaring.Method" for an async state machine type: <c>Program.Main.Local</c>, <c>lambda in C.Run</c>.</summary>
     internal static string DescribeStateMachine(Type type)
     {
+        string name = QualifiedStateMachineName(type);
+        return type.Assembly == typeof(CompilerNames).Assembly ? PublicNameOf(name) : name;
+    }
+
+    /// <summary><see cref="DescribeStateMachine"/> before a helper of Myriad's own is renamed to its public operation.</summary>
+    internal static string QualifiedStateMachineName(Type type)
+    {
         string method = StripArity(type.Name);
         if (TrySplit(method, out string inner, out string suffix) && (suffix.StartsWith("d__", StringComparison.Ordinal) || suffix == "d"))
         {
@@ -33,6 +40,66 @@ internal static class CompilerNames
 
         string? declaring = DeclaringTypeName(type.DeclaringType);
         return Qualify(declaring, method);
+    }
+
+    /// <summary>
+    /// The public operation behind one of Myriad's own async methods, for a dump that names what the
+    /// user called rather than a helper (<c>Job.WhenAny</c>, not <c>Job.ObserveAsync</c>). Keys are
+    /// what <see cref="Qualify"/> makes of the helpers' compiler names; a helper not listed keeps its
+    /// own name, and CompilerNamesTests checks that every key still matches a helper.
+    /// </summary>
+    internal static string PublicNameOf(string helper) => PublicNames.TryGetValue(helper, out string? name) ? name : helper;
+
+    /// <summary>Myriad's own async helpers (keys, as <see cref="QualifiedStateMachineName"/> gives them) and the public operation each runs for.</summary>
+    internal static readonly System.Collections.Generic.IReadOnlyDictionary<string, string> PublicNames = new System.Collections.Generic.Dictionary<string, string>(StringComparer.Ordinal)
+    {
+        ["Adapters.Discard"] = "Job<T>.AsJob",
+        ["Adapters.Forward"] = "Job.AsValueTask",
+        ["Job.ObserveAsync"] = "Job.WhenAny",
+        ["Job.WhenAllCore"] = "Job.WhenAll",
+        ["SelectBuilder.AsJob.Await"] = "SelectBuilder.AsJob<T>",
+        ["Chan.SendAllAsync.SendAllCoreAsync"] = "Chan<T>.SendAllAsync",
+        ["ScopeCore.SpawnAsync.SpawnAfterSlotAsync"] = "JobScope.SpawnAsync",
+        ["ScopeCore.WaitAsync.WaitSlowAsync"] = "JobScope.WaitAsync",
+        ["ScopeCore.DisposeAsync"] = "JobScope.DisposeAsync",
+        ["ScopeCore.NextAsync"] = "JobScope<T> enumeration",
+        ["JobTcpListener.AcceptBcl"] = "JobTcpListener.AcceptAsync",
+        ["JobTcpStream.ReadAsync.ReadOrWrap"] = "JobTcpConnection.AsStream().ReadAsync",
+        ["JobTcpStream.WriteAsync.WriteOrWrap"] = "JobTcpConnection.AsStream().WriteAsync",
+        ["JobTcpConnection.AwaitRead"] = "JobTcpConnection.ReadAsync",
+        ["JobTcpConnection.AwaitWrite"] = "JobTcpConnection.WriteAsync",
+        ["JobTcpConnection.ConnectBcl"] = "JobTcpConnection.ConnectAsync",
+    };
+
+    /// <summary>
+    /// A type as C# writes it, for messages and dumps: <c>Int32</c>, <c>List&lt;String&gt;</c>,
+    /// <c>(Int32, Job)</c> for a value tuple, <c>Int32[]</c>.
+    /// </summary>
+    internal static string DescribeType(Type type)
+    {
+        if (type.IsArray)
+        {
+            return $"{DescribeType(type.GetElementType()!)}[{new string(',', type.GetArrayRank() - 1)}]";
+        }
+
+        if (!type.IsGenericType || type.IsGenericTypeDefinition)
+        {
+            return StripArity(type.Name);
+        }
+
+        Type[] arguments = type.GetGenericArguments();
+        string joined = string.Join(", ", Array.ConvertAll(arguments, DescribeType));
+        if (type.Name.StartsWith("ValueTuple`", StringComparison.Ordinal) && type.Namespace == "System" && arguments.Length > 1)
+        {
+            return $"({joined})";
+        }
+
+        if (type.Name.StartsWith("Nullable`", StringComparison.Ordinal) && type.Namespace == "System")
+        {
+            return $"{joined}?";
+        }
+
+        return $"{StripArity(type.Name)}<{joined}>";
     }
 
     /// <summary>A delegate's method name, readable: <c>Run</c>, <c>Main.Local</c>, <c>lambda in Run</c>.</summary>

@@ -42,6 +42,32 @@ public class CompilerNamesTests
         Assert.Equal("lambda in CompilerNamesTests.DescribeStateMachine_OfLambda_IsLambdaInTypeDotMethod", CompilerNames.DescribeStateMachine(StateMachineOf(lambda)));
     }
 
+    [Fact]
+    public void PublicNames_EveryKey_IsTheNameOfOneOfMyriadsOwnAsyncMethods()
+    {
+        var helpers = new System.Collections.Generic.HashSet<string>();
+        foreach (Type type in typeof(Job).Assembly.GetTypes())
+        {
+            if (typeof(IAsyncStateMachine).IsAssignableFrom(type))
+            {
+                helpers.Add(CompilerNames.QualifiedStateMachineName(type));
+            }
+        }
+
+        Assert.All(CompilerNames.PublicNames.Keys, key => Assert.Contains(key, helpers));
+    }
+
+    [Theory]
+    [InlineData(typeof(int), "Int32")]
+    [InlineData(typeof(System.Collections.Generic.List<string>), "List<String>")]
+    [InlineData(typeof((int, Job)), "(Int32, Job)")]
+    [InlineData(typeof(System.Collections.Generic.Dictionary<string, (int, long)>), "Dictionary<String, (Int32, Int64)>")]
+    [InlineData(typeof(int[]), "Int32[]")]
+    [InlineData(typeof(int[,]), "Int32[,]")]
+    [InlineData(typeof(int?), "Int32?")]
+    public void DescribeType_Type_ReadsAsCSharp(Type type, string expected) =>
+        Assert.Equal(expected, CompilerNames.DescribeType(type));
+
     private static Type StateMachineOf(Delegate method) =>
         method.Method.GetCustomAttribute<AsyncStateMachineAttribute>()!.StateMachineType;
 }

@@ -207,4 +207,36 @@ public class JobDiagnosticsTests
             JobDiagnostics.TrackLiveJobs = false;
         }
     }
+
+    [Fact]
+    public void Snapshot_JobsInCombinators_NameThePublicOperationNotItsHelpers()
+    {
+        static async Job AwaitAny(Job a, Job b) => await Job.WhenAny(a, b);
+
+        JobDiagnostics.TrackLiveJobs = true;
+        try
+        {
+            var gate = new Promise<(int, string)>();
+            var other = new Promise<int>();
+            Job waiter = AwaitAny(gate.Job.AsJob(), other.Job.AsJob());
+
+            var live = JobDiagnostics.Snapshot();
+            LiveJob awaiting = Assert.Single(live, j => j.Method.EndsWith(".AwaitAny", System.StringComparison.Ordinal));
+            Assert.Equal("Job.WhenAny", awaiting.Awaiting);
+            Assert.Contains(live, j => j.Method == "Job<T>.AsJob" && j.Awaiting == "Promise<(Int32, String)>");
+            Assert.Contains(live, j => j.Method == "Job.WhenAny");
+            string dump = JobDiagnostics.Dump();
+            Assert.DoesNotContain("Adapters", dump);
+            Assert.DoesNotContain("ObserveAsync", dump);
+            Assert.DoesNotContain("`", dump);
+
+            other.SetResult(1);
+            waiter.Wait();
+            gate.SetResult((1, "x"));
+        }
+        finally
+        {
+            JobDiagnostics.TrackLiveJobs = false;
+        }
+    }
 }
