@@ -18,7 +18,7 @@ namespace Myriad.Tests.Jobs;
 public sealed class CombinatorTests
 {
     /// <summary>The name <see cref="JobDiagnostics"/> gives WhenAny's per-job observers.</summary>
-    private const string ObserverMethod = "Job.ObserveAsync";
+    private const string ObserverMethod = "Job.WhenAny"; // the dump names the observers after the call that started them
 
     private static async Job Untyped(Job<int> source) => await source;
 
