@@ -2,6 +2,7 @@ using System;
 using System.Threading;
 using Myriad.Internal;
 using Myriad.Jobs;
+using Myriad.Scheduling;
 
 namespace Myriad.Coordination;
 
@@ -16,6 +17,10 @@ namespace Myriad.Coordination;
 /// is pooled (only the timer can complete it, exactly once); with one, a
 /// fresh <see cref="CancelableDelayCell"/> lets the timer and the token race (see there). The plain
 /// kind carries no token fields: a million pending sleepers pay only for what they use.</para>
+/// <para>64 bytes: the cell's fields and three words of links. The runtime to run on waits in the
+/// cell's <c>_aux</c> slot, which a pending cell does not use otherwise (it holds an error only once
+/// completed, and the timer clears the runtime before that, under its shard's lock, when it copies it
+/// out). The plain kind keeps no shard: nothing cancels it, and only a cancel asks.</para>
 /// </remarks>
 internal class DelayCell : SourceBox<VoidResult>, ITimerNode
 {
@@ -30,6 +35,22 @@ internal class DelayCell : SourceBox<VoidResult>, ITimerNode
 
     /// <inheritdoc/>
     public WorkItem Target => this;
+
+    /// <inheritdoc/>
+    public JobRuntime? TimerRuntime
+    {
+        get => _aux as JobRuntime;
+        set => _aux = value;
+    }
+
+    /// <inheritdoc/>
+    public virtual TimerShard? Shard
+    {
+        get => null;
+        set
+        {
+        }
+    }
 
     /// <summary>
     /// Starts a delay on <paramref name="timers"/> (null: the clock of the current runtime);
@@ -88,7 +109,15 @@ internal sealed class CancelableDelayCell(CancellationToken cancellationToken) :
 
     private readonly CancellationToken _cancellationToken = cancellationToken;
     private CancellationTokenRegistration _registration;
+    private TimerShard? _shard;
     private int _claim;
+
+    /// <summary>The shard that holds the cell while scheduled: the token's winner unlinks it there.</summary>
+    public override TimerShard? Shard
+    {
+        get => Volatile.Read(ref _shard);
+        set => Volatile.Write(ref _shard, value);
+    }
 
     /// <summary>Registers with the token (after the timer is scheduled, so a cancel finds it to unlink).</summary>
     internal void Register()

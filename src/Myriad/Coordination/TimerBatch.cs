@@ -27,7 +27,6 @@ internal sealed class TimerBatch
     /// <summary>Copies a fired entry out and marks it idle (under the owning shard's lock).</summary>
     internal void Add(ITimerNode entry)
     {
-        ref TimerLinks links = ref entry.Links;
         if (_count == _items.Length)
         {
             Array.Resize(ref _items, _count * 2);
@@ -35,10 +34,10 @@ internal sealed class TimerBatch
         }
 
         _items[_count] = entry.Target;
-        _runtimes[_count] = links.Runtime;
+        _runtimes[_count] = entry.TimerRuntime;
         _count++;
-        links.Runtime = null;
-        links.Shard = null;
+        entry.TimerRuntime = null;
+        entry.Shard = null;
     }
 
     /// <summary>The work item at <paramref name="index"/> (tests).</summary>

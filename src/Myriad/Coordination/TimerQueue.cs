@@ -68,7 +68,7 @@ internal abstract class TimerQueue
         (runtime?.Timers ?? SystemTimerQueue.Instance).Schedule(entry, delay, runtime);
 
     /// <summary>Removes a pending timer; true if it will now never fire, false if it already fired.</summary>
-    internal static bool Cancel(ITimerNode entry) => Volatile.Read(ref entry.Links.Shard) is { } shard && shard.Remove(entry);
+    internal static bool Cancel(ITimerNode entry) => entry.Shard is { } shard && shard.Remove(entry);
 
     /// <summary>Validates a public delay argument (<see cref="Timeout.InfiniteTimeSpan"/> is the caller's business).</summary>
     internal static void ThrowIfInvalid(TimeSpan delay, string paramName)

@@ -23,8 +23,8 @@ internal sealed class TimerShard(long start)
         {
             ref TimerLinks links = ref entry.Links;
             links.Deadline = deadline;
-            links.Runtime = runtime;
-            links.Shard = this;
+            entry.TimerRuntime = runtime;
+            entry.Shard = this;
             Wheel.Insert(entry);
             return links.Deadline;
         }
@@ -35,15 +35,14 @@ internal sealed class TimerShard(long start)
     {
         lock (Gate)
         {
-            ref TimerLinks links = ref entry.Links;
-            if (!ReferenceEquals(links.Shard, this))
+            if (!ReferenceEquals(entry.Shard, this))
             {
                 return false;
             }
 
             Wheel.Remove(entry);
-            links.Shard = null;
-            links.Runtime = null;
+            entry.Shard = null;
+            entry.TimerRuntime = null;
             return true;
         }
     }

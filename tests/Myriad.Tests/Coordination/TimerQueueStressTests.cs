@@ -122,6 +122,63 @@ public sealed class TimerQueueStressTests
         Assert.Equal(Jobs, completed + canceled);
     }
 
+    [Fact]
+    public void Delay_CancelRacingTheTimerAtItsDueTime_EndsInTimeOrCanceledWithThatToken()
+    {
+        // The timer's firing and the token's cancel race for the cell (its claim); the loser must
+        // change nothing. In particular the timer, which clears the runtime it parked in the cell
+        // when it copies it out, must never wipe out the cancel's error, and the cancel must never
+        // leave a fired cell scheduled.
+        const int Rounds = 4_000;
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        int fired = 0;
+        int canceled = 0;
+        var wrong = new System.Collections.Concurrent.ConcurrentQueue<string>();
+        Bounded.Run(runtime, async () =>
+        {
+            var jobs = new Job[Rounds];
+            for (int i = 0; i < Rounds; i++)
+            {
+                jobs[i] = runtime.Spawn(i, async seed =>
+                {
+                    using var cts = new CancellationTokenSource();
+                    Job delay = Job.Delay(TimeSpan.FromMilliseconds(1 + (seed % 3)), cts.Token);
+                    var spin = new SpinWait();
+                    for (int k = seed % 40; k > 0; k--)
+                    {
+                        spin.SpinOnce(sleep1Threshold: -1);
+                    }
+
+                    if (seed % 2 == 0)
+                    {
+                        Thread.Sleep(1 + (seed % 3)); // near the due time
+                    }
+
+                    cts.Cancel();
+                    try
+                    {
+                        await delay;
+                        Interlocked.Increment(ref fired);
+                    }
+                    catch (OperationCanceledException e) when (e.CancellationToken == cts.Token)
+                    {
+                        Interlocked.Increment(ref canceled);
+                    }
+                    catch (Exception e)
+                    {
+                        wrong.Enqueue($"{e.GetType().Name}: {e.Message}");
+                    }
+                });
+            }
+
+            await Job.WhenAll(jobs);
+        });
+
+        Assert.Empty(wrong);
+        Assert.Equal(Rounds, fired + canceled);
+        Assert.True(canceled > 0, "no cancel won a race");
+    }
+
     private static bool AllSettled(CountingWork[][] works, bool[][] canceled)
     {
         for (int t = 0; t < works.Length; t++)

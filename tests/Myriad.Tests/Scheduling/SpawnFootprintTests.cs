@@ -28,9 +28,9 @@ public sealed class SpawnFootprintTests
     }
 
     [Fact]
-    public void DelayCell_Pending_Takes80Bytes()
+    public void DelayCell_Pending_Takes64Bytes()
     {
         // The only object of a pending Job.Delay without a cancelable token.
-        Assert.Equal(80, ObjectLayout.InstanceSize(typeof(DelayCell)));
+        Assert.Equal(64, ObjectLayout.InstanceSize(typeof(DelayCell)));
     }
 }
