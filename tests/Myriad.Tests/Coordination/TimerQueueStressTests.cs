@@ -85,38 +85,28 @@ public sealed class TimerQueueStressTests
     public void Delay_ManyJobsCancelingAtRandom_AllEndWithoutHanging()
     {
         const int Jobs = 20_000;
-        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
         int completed = 0;
         int canceled = 0;
-        Bounded.Run(runtime, async () =>
+        SpawnAllOnTwoWorkers(Jobs, async seed =>
         {
-            var jobs = new Job[Jobs];
-            for (int i = 0; i < Jobs; i++)
+            var random = new Random(seed);
+            using var cts = new CancellationTokenSource();
+            Job delay = Job.Delay(TimeSpan.FromMilliseconds(random.Next(1, 20)), random.Next(2) == 0 ? cts.Token : default);
+            if (random.Next(3) == 0)
             {
-                jobs[i] = runtime.Spawn(i, async seed =>
-                {
-                    var random = new Random(seed);
-                    using var cts = new CancellationTokenSource();
-                    Job delay = Job.Delay(TimeSpan.FromMilliseconds(random.Next(1, 20)), random.Next(2) == 0 ? cts.Token : default);
-                    if (random.Next(3) == 0)
-                    {
-                        await Job.Delay(random.Next(0, 10));
-                        cts.Cancel();
-                    }
-
-                    try
-                    {
-                        await delay;
-                        Interlocked.Increment(ref completed);
-                    }
-                    catch (OperationCanceledException)
-                    {
-                        Interlocked.Increment(ref canceled);
-                    }
-                });
+                await Job.Delay(random.Next(0, 10));
+                cts.Cancel();
             }
 
-            await Job.WhenAll(jobs);
+            try
+            {
+                await delay;
+                Interlocked.Increment(ref completed);
+            }
+            catch (OperationCanceledException)
+            {
+                Interlocked.Increment(ref canceled);
+            }
         });
 
         Assert.Equal(Jobs, completed + canceled);
@@ -130,53 +120,59 @@ public sealed class TimerQueueStressTests
         // when it copies it out, must never wipe out the cancel's error, and the cancel must never
         // leave a fired cell scheduled.
         const int Rounds = 4_000;
-        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
         int fired = 0;
         int canceled = 0;
         var wrong = new System.Collections.Concurrent.ConcurrentQueue<string>();
-        Bounded.Run(runtime, async () =>
+        SpawnAllOnTwoWorkers(Rounds, async seed =>
         {
-            var jobs = new Job[Rounds];
-            for (int i = 0; i < Rounds; i++)
+            using var cts = new CancellationTokenSource();
+            Job delay = Job.Delay(TimeSpan.FromMilliseconds(1 + (seed % 3)), cts.Token);
+            var spin = new SpinWait();
+            for (int k = seed % 40; k > 0; k--)
             {
-                jobs[i] = runtime.Spawn(i, async seed =>
-                {
-                    using var cts = new CancellationTokenSource();
-                    Job delay = Job.Delay(TimeSpan.FromMilliseconds(1 + (seed % 3)), cts.Token);
-                    var spin = new SpinWait();
-                    for (int k = seed % 40; k > 0; k--)
-                    {
-                        spin.SpinOnce(sleep1Threshold: -1);
-                    }
-
-                    if (seed % 2 == 0)
-                    {
-                        Thread.Sleep(1 + (seed % 3)); // near the due time
-                    }
-
-                    cts.Cancel();
-                    try
-                    {
-                        await delay;
-                        Interlocked.Increment(ref fired);
-                    }
-                    catch (OperationCanceledException e) when (e.CancellationToken == cts.Token)
-                    {
-                        Interlocked.Increment(ref canceled);
-                    }
-                    catch (Exception e)
-                    {
-                        wrong.Enqueue($"{e.GetType().Name}: {e.Message}");
-                    }
-                });
+                spin.SpinOnce(sleep1Threshold: -1);
             }
 
-            await Job.WhenAll(jobs);
+            if (seed % 2 == 0)
+            {
+                Thread.Sleep(1 + (seed % 3)); // near the due time
+            }
+
+            cts.Cancel();
+            try
+            {
+                await delay;
+                Interlocked.Increment(ref fired);
+            }
+            catch (OperationCanceledException e) when (e.CancellationToken == cts.Token)
+            {
+                Interlocked.Increment(ref canceled);
+            }
+            catch (Exception e)
+            {
+                wrong.Enqueue($"{e.GetType().Name}: {e.Message}");
+            }
         });
 
         Assert.Empty(wrong);
         Assert.Equal(Rounds, fired + canceled);
         Assert.True(canceled > 0, "no cancel won a race");
+    }
+
+    /// <summary>Spawns <paramref name="count"/> jobs (each given its index) on a fresh two-worker runtime and waits for all of them.</summary>
+    private static void SpawnAllOnTwoWorkers(int count, Func<int, Job> body)
+    {
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        Bounded.Run(runtime, async () =>
+        {
+            var jobs = new Job[count];
+            for (int i = 0; i < count; i++)
+            {
+                jobs[i] = runtime.Spawn((i, body), static s => s.body(s.i));
+            }
+
+            await Job.WhenAll(jobs);
+        });
     }
 
     private static bool AllSettled(CountingWork[][] works, bool[][] canceled)
