@@ -92,13 +92,7 @@ internal sealed class ForeignAwait
     /// <summary>Step 2.</summary>
     private void Resume()
     {
-        WorkItem? box = _box;
-        if (!_armed || box is null)
-        {
-            throw new InvalidOperationException("A non-Myriad awaiter called its continuation twice, or after the job it resumes had moved on.");
-        }
-
-        _armed = false; // before the dispatch: the box may suspend again and park anew right after it
+        WorkItem box = Disarm();
         JobRuntime? runtime = _resumeOn;
         PerThread state = PerThread.Current;
         if (runtime is not null && state.Context?.Runtime != runtime)
@@ -121,14 +115,8 @@ internal sealed class ForeignAwait
     /// </summary>
     internal void ResumeFromPost()
     {
-        WorkItem? box = _box;
-        JobRuntime? runtime = _resumeOn;
-        if (!_armed || box is null || runtime is null)
-        {
-            throw new InvalidOperationException("A non-Myriad awaiter called its continuation twice, or after the job it resumes had moved on.");
-        }
-
-        _armed = false; // before the queueing: the box may suspend again and park anew right after it
+        JobRuntime runtime = _resumeOn ?? throw CalledAfterMovingOn();
+        WorkItem box = Disarm();
         PerThread state = PerThread.Current;
         if (state.Context?.Runtime == runtime)
         {
@@ -139,6 +127,22 @@ internal sealed class ForeignAwait
             runtime.ScheduleResume(box, state);
         }
     }
+
+    /// <summary>Step 2's check and disarm, shared by both ways in: the box to resume.</summary>
+    private WorkItem Disarm()
+    {
+        WorkItem? box = _box;
+        if (!_armed || box is null)
+        {
+            throw CalledAfterMovingOn();
+        }
+
+        _armed = false; // before the dispatch: the box may suspend again and park anew right after it
+        return box;
+    }
+
+    private static InvalidOperationException CalledAfterMovingOn() =>
+        new("A non-Myriad awaiter called its continuation twice, or after the job it resumes had moved on.");
 
     /// <summary>Step 3, on the thread that runs the box (and step 5): returns the context, forgets the runtime, disarms.</summary>
     internal ExecutionContext? Unpark()
