@@ -87,16 +87,16 @@ internal static class CompilerNames
             return StripArity(type.Name);
         }
 
+        if (Nullable.GetUnderlyingType(type) is { } underlying)
+        {
+            return $"{DescribeType(underlying)}?";
+        }
+
         Type[] arguments = type.GetGenericArguments();
         string joined = string.Join(", ", Array.ConvertAll(arguments, DescribeType));
         if (type.Name.StartsWith("ValueTuple`", StringComparison.Ordinal) && type.Namespace == "System" && arguments.Length > 1)
         {
             return $"({joined})";
-        }
-
-        if (type.Name.StartsWith("Nullable`", StringComparison.Ordinal) && type.Namespace == "System")
-        {
-            return $"{joined}?";
         }
 
         return $"{StripArity(type.Name)}<{joined}>";
