@@ -55,7 +55,7 @@ public sealed class DeterministicReplayTests
     [Fact]
     public void Select_OnReadyChannels_ReplaysFromTheSeedAlone()
     {
-        // The case of the issue: one job, two ready buffered channels, eight selects. Nothing but
+        // One job, two ready buffered channels, eight selects. Nothing but
         // select's own choice varies, so this pins that choice to the seed.
         string first = SelectOnly(99);
         for (int run = 1; run < Runs; run++)
