@@ -59,9 +59,9 @@ public readonly partial struct Job
 
     /// <summary>A <see cref="Task"/> that completes with the job. Consumes the job.</summary>
     public Task AsTask() =>
-        _inner._box is { } box && box.OwnerRuntime is Scheduling.SingleThreadRuntime && !box.IsCompletedNoThrow(_inner._token)
-            ? _inner.AsTask() // a blocking wait on it can drive the runtime (see Job<T>.AsTask)
-            : AsValueTask().AsTask();
+        _inner._box is not { } box || box.IsCompletedNoThrow(_inner._token) ? AsValueTask().AsTask()
+        : box.OwnerRuntime is Scheduling.SingleThreadRuntime ? _inner.AsTask() // a blocking wait on it can drive the runtime (see Job<T>.AsTask)
+        : Interop.TaskBridge<VoidResult>.Untyped(_inner);
 
     /// <summary>A completed job with a result; allocates nothing.</summary>
     public static Job<T> FromResult<T>(T result) => new(result);

@@ -81,7 +81,11 @@ public readonly struct Job<T>
     /// <summary>A <see cref="Task{TResult}"/> that completes with the job; allocates unless completed. Consumes the job.</summary>
     /// <remarks>
     /// Awaiting the task behaves as awaiting any <see cref="Task{TResult}"/>: the continuation runs
-    /// in the awaiter's captured context, never on a Myriad runtime thread. For a pending job of a
+    /// in the awaiter's captured context, never on a Myriad runtime thread. The task of a pending job
+    /// runs its continuations asynchronously (as a <see cref="TaskCompletionSource{TResult}"/> created
+    /// with <see cref="TaskCreationOptions.RunContinuationsAsynchronously"/>): a job that awaits it
+    /// resumes on its own runtime, on a <see cref="DeterministicRuntime"/> at a step the seed picks,
+    /// and other code on its captured context or the .NET thread pool. For a pending job of a
     /// <see cref="CurrentThreadRuntime"/> or <see cref="DeterministicRuntime"/>, an untimed blocking
     /// wait on the task (<c>Wait()</c>, <c>Result</c>, <c>GetAwaiter().GetResult()</c>) drives the
     /// runtime on the waiting thread until the job completes, and throws
@@ -89,9 +93,9 @@ public readonly struct Job<T>
     /// could never complete. A timed wait (<c>Wait(TimeSpan)</c>) does not drive.
     /// </remarks>
     public Task<T> AsTask() =>
-        _box is { } box && box.OwnerRuntime is SingleThreadRuntime single && !box.IsCompletedNoThrow(_token)
-            ? DrivenTask.Create(this, single) // a blocking wait on it can drive the runtime
-            : AsValueTask().AsTask();
+        _box is not { } box || box.IsCompletedNoThrow(_token) ? AsValueTask().AsTask()
+        : box.OwnerRuntime is SingleThreadRuntime single ? DrivenTask.Create(this, single) // a blocking wait on it can drive the runtime
+        : TaskBridge<T>.Typed(this);
 
     /// <summary>This job without its result.</summary>
     public Job AsJob() => _box is null ? Job.CompletedJob : Job.FromUntyped(Jobs.Adapters.Discard(this));

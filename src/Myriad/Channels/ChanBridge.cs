@@ -82,10 +82,14 @@ internal sealed class ChanBridge<T>(Chan<T> channel)
                 return new ValueTask<T>(item);
             }
 
-            return ReadSlowAsync(cancellationToken);
+            return ReadSlowAsync(cancellationToken).AsValueTask();
         }
 
-        private async ValueTask<T> ReadSlowAsync(CancellationToken cancellationToken)
+        // A job, not an async ValueTask method: called from a job, it resumes on that job's runtime
+        // (at a step the seed picks on a DeterministicRuntime) and so does its caller; as a plain
+        // async method it resumed on the thread pool, and its caller reached its runtime from there.
+        // Called from code that is not a job, it is a job of no runtime and resumes as such code does.
+        private async Job<T> ReadSlowAsync(CancellationToken cancellationToken)
         {
             T item;
             bool ok;
@@ -124,10 +128,11 @@ internal sealed class ChanBridge<T>(Chan<T> channel)
                 }
             }
 
-            return WaitSlowAsync(cancellationToken);
+            return WaitSlowAsync(cancellationToken).AsValueTask();
         }
 
-        private async ValueTask<bool> WaitSlowAsync(CancellationToken cancellationToken)
+        // A job for the reason ReadSlowAsync gives.
+        private async Job<bool> WaitSlowAsync(CancellationToken cancellationToken)
         {
             lock (_kept)
             {

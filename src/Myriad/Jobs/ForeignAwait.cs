@@ -39,7 +39,7 @@ namespace Myriad.Jobs;
 /// of taking the continuation, the builder unparks this object (disarming it) before the exception
 /// reaches the async method.</para>
 /// </remarks>
-internal sealed class ForeignAwait
+internal sealed class ForeignAwait : WorkItem
 {
     private static readonly BoxPool<ForeignAwait> s_pool = BoxPool<ForeignAwait>.Shared;
 
@@ -90,11 +90,19 @@ internal sealed class ForeignAwait
     internal Action Continuation => _continuation ??= Resume;
 
     /// <summary>Step 2.</summary>
-    private void Resume()
+    private void Resume() => Resume(PerThread.Current);
+
+    /// <summary>
+    /// Step 2 for a job that awaits a Myriad cell through a <see cref="System.Threading.Tasks.ValueTask"/>
+    /// (<see cref="SourceBox{T}"/> registered this object instead of the awaiter's delegate, see
+    /// <see cref="OfValueTaskContinuation"/>): the cell's completion runs it as a job continuation.
+    /// </summary>
+    internal override void Execute(PerThread state) => Resume(state);
+
+    private void Resume(PerThread state)
     {
         WorkItem box = Disarm();
         JobRuntime? runtime = _resumeOn;
-        PerThread state = PerThread.Current;
         if (runtime is not null && state.Context?.Runtime != runtime)
         {
             runtime.ScheduleResume(box, state);
@@ -107,6 +115,18 @@ internal sealed class ForeignAwait
 
     /// <summary>Whether <paramref name="action"/> is this object's continuation delegate (see <see cref="ResumeContext"/>).</summary>
     internal bool IsContinuation(Action action) => ReferenceEquals(action, _continuation);
+
+    /// <summary>
+    /// The job resume that a BCL <c>ValueTask</c> awaiter hands to its source: the awaiter calls
+    /// <c>OnCompleted(invoke, state)</c> with the BCL's own delegate that only calls the
+    /// <see cref="Action"/> in <c>state</c>. When that action is a job's continuation, the source may
+    /// run the job's resume itself (it is job code, not the awaiter's); null for anything else, an
+    /// awaiter that wraps the call in code of its own included.
+    /// </summary>
+    internal static ForeignAwait? OfValueTaskContinuation(Action<object?> invoke, object? state) =>
+        state is Action { Target: ForeignAwait foreign } action && foreign.IsContinuation(action) && ReferenceEquals(invoke, ValueTaskInvoker.Delegate)
+            ? foreign
+            : null;
 
     /// <summary>
     /// Step 2 for a continuation the TPL posted to <see cref="ResumeContext"/> (a task that runs its

@@ -112,10 +112,31 @@ internal abstract class SourceBox<T> : JobBox<T>, IValueTaskSource<T>, IValueTas
     }
 
     void IValueTaskSource<T>.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
-        => OnCompleted(ForeignContinuation.Create(continuation, state, flags), token);
+        => OnCompletedFromValueTask(continuation, state, token, flags);
 
     void IValueTaskSource.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
-        => OnCompleted(ForeignContinuation.Create(continuation, state, flags), token);
+        => OnCompletedFromValueTask(continuation, state, token, flags);
+
+    /// <summary>
+    /// A job awaiting this cell through a <c>ValueTask</c> (<see cref="Job{T}.AsValueTask"/>, a
+    /// <c>ChannelReader</c> view, an async enumerator) registers its own resume, as if it awaited the
+    /// job: the completion then resumes it on its runtime right away, and on a
+    /// <see cref="Scheduling.DeterministicRuntime"/> at a step the seed picks. Wrapped as code that is
+    /// not a job, it went through the .NET thread pool first (such code never runs on a runtime's
+    /// thread) and reached its runtime whenever a pool thread got to it: one more hop, and on a
+    /// deterministic runtime a moment that real time chose. Anything else keeps the awaiter's flags.
+    /// </summary>
+    private void OnCompletedFromValueTask(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
+    {
+        if (ForeignAwait.OfValueTaskContinuation(continuation, state) is { } job)
+        {
+            OnCompleted(job, token);
+        }
+        else
+        {
+            OnCompleted(ForeignContinuation.Create(continuation, state, flags), token);
+        }
+    }
 
     T IValueTaskSource<T>.GetResult(short token) => GetResult(token);
 

@@ -98,13 +98,13 @@ public sealed class JobScope<T> : IAsyncDisposable, IAsyncEnumerable<T>
 
         public T Current { get; private set; } = default!;
 
-        public async ValueTask<bool> MoveNextAsync()
-        {
-            if (_ended)
-            {
-                return false;
-            }
+        public ValueTask<bool> MoveNextAsync() => _ended ? new ValueTask<bool>(false) : MoveNextCoreAsync().AsValueTask();
 
+        // A job, not an async ValueTask method: an enumerating job then resumes on its own runtime (at
+        // a step the seed picks on a DeterministicRuntime) instead of after a hop through the thread
+        // pool; code that is not a job enumerating it resumes as such code does.
+        private async Job<bool> MoveNextCoreAsync()
+        {
             (bool hasValue, T value) = await core.NextAsync(cancellationToken);
             Current = value;
             if (!hasValue)

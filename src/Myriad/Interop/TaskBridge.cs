@@ -1,0 +1,70 @@
+using System.Threading.Tasks;
+using Myriad.Internal;
+using Myriad.Jobs;
+
+namespace Myriad.Interop;
+
+/// <summary>
+/// <see cref="Job{T}.AsTask"/> and <see cref="Job.AsTask"/> for a pending job that no
+/// single-threaded runtime owns (those get a <see cref="DrivenTask"/>): a task that runs its
+/// continuations asynchronously, completed by a continuation registered on the job's cell.
+/// </summary>
+/// <remarks>
+/// <para><b>Why not <c>AsValueTask().AsTask()</c>.</b> That task runs its continuations inline when
+/// it completes, so completing it is running its awaiters' code; on a runtime's thread, where the
+/// job completes, that had to go to the .NET thread pool first (code that is not a job never runs on
+/// a runtime's thread). A job awaiting the task then reached its runtime again whenever a pool thread
+/// got to it: two hops, and on a <see cref="Scheduling.DeterministicRuntime"/> a moment that real time
+/// chose instead of the seed. Completing a task that runs its continuations asynchronously runs
+/// nobody's code, so it happens right where the job completes: a job awaiting the task is posted back
+/// to its runtime from there (<see cref="ResumeContext"/>), and any other awaiter continues on the
+/// thread pool, as before.</para>
+/// <para>The outcome is copied from a completed task over the job (<c>TrySetFromTask</c>), so a
+/// canceled job gives a canceled task that rethrows the job's own
+/// <see cref="System.OperationCanceledException"/>, as the other conversion does.</para>
+/// </remarks>
+internal sealed class TaskBridge<T> : WorkItem
+{
+    private readonly Job<T> _job;
+    private readonly TaskCompletionSource<T>? _typed;
+    private readonly TaskCompletionSource? _untyped;
+
+    private TaskBridge(Job<T> job, bool typed)
+    {
+        _job = job;
+        if (typed)
+        {
+            _typed = new TaskCompletionSource<T>(TaskCreationOptions.RunContinuationsAsynchronously);
+        }
+        else
+        {
+            _untyped = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        }
+    }
+
+    /// <summary>The task of a pending <see cref="Job{T}"/>; consumes the job (a handle already awaited or consumed throws).</summary>
+    internal static Task<T> Typed(Job<T> job) => new TaskBridge<T>(job, typed: true).Register()._typed!.Task;
+
+    /// <summary>The task of a pending <see cref="Job"/> (<typeparamref name="T"/> is VoidResult).</summary>
+    internal static Task Untyped(Job<T> job) => new TaskBridge<T>(job, typed: false).Register()._untyped!.Task;
+
+    private TaskBridge<T> Register()
+    {
+        _job._box!.OnCompleted(this, _job._token);
+        return this;
+    }
+
+    /// <summary>The job completed: takes its outcome (consuming it) into the task.</summary>
+    internal override void Execute(PerThread state)
+    {
+        Task<T> completed = _job.AsValueTask().AsTask();
+        if (_typed is not null)
+        {
+            _typed.TrySetFromTask(completed);
+        }
+        else
+        {
+            _untyped!.TrySetFromTask(completed); // a Task<VoidResult> is the plain Task it stands for
+        }
+    }
+}
