@@ -29,10 +29,11 @@ public sealed partial class Chan<T>
     /// <c>TryRead</c> or <c>ReadAsync</c> hands it out first. Such a kept item is visible only through
     /// the reader (and counted by its <c>Count</c>): do not mix the reader with direct receives on the
     /// same channel when the order between them matters.</para>
-    /// <para><c>Completion</c> completes once the channel is closed and the reader takes its last item or
-    /// finds it drained (or the channel was closed empty, or is found drained when <c>Completion</c> is
-    /// read); it faults with the close error (is canceled by an <see cref="OperationCanceledException"/>).
-    /// Items taken by direct receives are not seen until the reader's next call. As a BCL reader's,
+    /// <para><c>Completion</c> completes once the channel is closed and drained, whether its last item
+    /// went out through the reader or through a direct receive (<see cref="ReceiveAsync"/>,
+    /// <see cref="TryReceive"/>, <see cref="ReadAllAsync"/>, a select), and not while the reader keeps
+    /// an item <c>WaitToReadAsync</c> took; it faults with the close error (is canceled by an
+    /// <see cref="OperationCanceledException"/>). As a BCL reader's,
     /// <c>ReadAsync</c> on a channel closed with an error throws a
     /// <see cref="ChannelClosedException"/> whose inner exception is that error; <c>WaitToReadAsync</c>
     /// throws the error itself.</para>

@@ -80,6 +80,7 @@ public sealed partial class Chan<T>
             Wake(sender, default!);
         }
 
+        AfterReceive();
         return status == Status.Done ? new Job<T>(item) : Job.FromException<T>(CloseError ?? ChanErrors.ForReceive());
     }
 
@@ -156,6 +157,7 @@ public sealed partial class Chan<T>
             Wake(sender, default!);
         }
 
+        AfterReceive();
         return status;
     }
 
@@ -198,6 +200,24 @@ public sealed partial class Chan<T>
             Wake(sender, default!);
         }
 
+        AfterReceive();
         return status == Status.Done;
+    }
+
+    /// <summary>
+    /// After a receive that did not wait, outside the lock: on a closed channel it may have taken the
+    /// last item, and a reader view's <c>Completion</c> completes now, whichever API drained the
+    /// channel (a BCL reader's completes when its channel empties, not at its next call). One load
+    /// on every receive; the view is looked up only once the channel is closed. No notification is
+    /// lost to a racing close: the close either came before this receive's locked section (and this
+    /// load sees it) or after it (and the close notifies the view itself, the item already gone).
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal void AfterReceive()
+    {
+        if (Volatile.Read(ref _closed) is not null)
+        {
+            OnClosedForBridge();
+        }
     }
 }

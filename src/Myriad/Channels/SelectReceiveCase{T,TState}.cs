@@ -59,6 +59,7 @@ internal sealed class SelectReceiveCase<T, TState> : SelectCase<T>
         IWaiter<T>? sender = _partner;
         _partner = null;
         sender?.Complete(default!);
+        _channel.AfterReceive();
         Op.Resolve(this);
     }
 

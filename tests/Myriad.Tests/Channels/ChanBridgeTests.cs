@@ -141,6 +141,83 @@ public sealed class ChanBridgeTests
     // Completion, as a BCL reader's: it completes when the reader takes the last item of a closed
     // channel, with no further read needed.
 
+    public static IEnumerable<object[]> DirectReceives() =>
+    [
+        ["ReceiveAsync"],
+        ["ReceiveOkAsync"],
+        ["TryReceive"],
+        ["ReadAllAsync"],
+        ["Select"],
+    ];
+
+    [Theory]
+    [MemberData(nameof(DirectReceives))]
+    public void Completion_LastItemTakenByADirectReceive_Completes(string receive)
+    {
+        var ch = Chan.Bounded<int>(4);
+        Task completion = ch.Reader.Completion; // fetched before the drain: nothing reads it again
+        ch.TrySend(1);
+        ch.TrySend(2);
+        ch.Close();
+
+        int sum = 0;
+        switch (receive)
+        {
+            case "ReceiveAsync":
+                sum = ch.ReceiveAsync().Wait() + ch.ReceiveAsync().Wait();
+                break;
+            case "ReceiveOkAsync":
+                sum = ch.ReceiveOkAsync().Wait().Value + ch.ReceiveOkAsync().Wait().Value;
+                break;
+            case "TryReceive":
+                Assert.True(ch.TryReceive(out int a));
+                Assert.True(ch.TryReceive(out int b));
+                sum = a + b;
+                break;
+            case "ReadAllAsync":
+                sum = Sum(ch).Wait();
+                break;
+            case "Select":
+                int picked = 0;
+                Select.Receive(ch, x => picked += x).AsJob().Wait();
+                Select.Receive(ch, x => picked += x).AsJob().Wait();
+                sum = picked;
+                break;
+        }
+
+        Assert.Equal(3, sum);
+        Assert.True(completion.Wait(TimeSpan.FromSeconds(10)), $"Completion did not complete after {receive} drained the closed channel");
+
+        static async Job<int> Sum(Chan<int> channel)
+        {
+            int total = 0;
+            await foreach (int item in channel.ReadAllAsync())
+            {
+                total += item;
+            }
+
+            return total;
+        }
+    }
+
+    [Fact]
+    public void Completion_ChannelDrainedDirectlyWhileTheReaderKeepsAnItem_WaitsForThatItem()
+    {
+        var ch = Chan.Bounded<int>(4);
+        Task completion = ch.Reader.Completion;
+        ch.TrySend(1);
+        ch.TrySend(2);
+        Assert.True(ch.Reader.WaitToReadAsync().AsTask().Wait(TimeSpan.FromSeconds(10))); // the reader keeps 1
+        ch.Close();
+        Assert.True(ch.TryReceive(out int direct));
+        Assert.Equal(2, direct);
+        Assert.False(completion.IsCompleted); // the kept item is still to be read
+
+        Assert.True(ch.Reader.TryRead(out int kept));
+        Assert.Equal(1, kept);
+        Assert.True(completion.Wait(TimeSpan.FromSeconds(10)));
+    }
+
     [Fact]
     public void Completion_LastItemTakenByTryRead_Completes()
     {
@@ -208,9 +285,9 @@ public sealed class ChanBridgeTests
     [Fact]
     public void Completion_CloseWhileWaitToReadAsyncHoldsTheLastItem_WaitsForThatItem()
     {
-        // The item a WaitToReadAsync received is on its way to the reader (its continuation waits in
-        // a context nobody runs yet) when the channel closes: Completion must not complete before
-        // the reader hands that item out.
+        // The item a WaitToReadAsync received belongs to the reader (the caller's continuation
+        // waits in a context nobody runs yet) when the channel closes: Completion must not complete
+        // before the reader hands that item out.
         var ch = Chan.Unbuffered<int>();
         Task completion = ch.Reader.Completion;
         var context = new ManualContext();
@@ -231,8 +308,9 @@ public sealed class ChanBridgeTests
         Assert.False(completion.IsCompleted, "Completion completed while the last item was still on its way to the reader");
 
         context.RunAll();
-        Assert.True(wait.AsTask().Wait(TimeSpan.FromSeconds(10)));
-        Assert.True(wait.Result);
+        Task<bool> waited = wait.AsTask(); // a ValueTask is consumed once
+        Assert.True(waited.Wait(TimeSpan.FromSeconds(10)));
+        Assert.True(waited.Result);
         Assert.False(completion.IsCompleted);
         Assert.True(ch.Reader.TryRead(out int item));
         Assert.Equal(5, item);
