@@ -113,6 +113,9 @@ internal sealed class ForeignAwait : WorkItem
         }
     }
 
+    /// <summary>Diagnostics (the deterministic runtime's deadlock check): the job this object resumes, while a resume is pending; null otherwise.</summary>
+    internal JobCell? PendingJob => _armed ? _box as JobCell : null;
+
     /// <summary>Whether <paramref name="action"/> is this object's continuation delegate (see <see cref="ResumeContext"/>).</summary>
     internal bool IsContinuation(Action action) => ReferenceEquals(action, _continuation);
 

@@ -59,6 +59,20 @@ public sealed class DeadlockTests
     }
 
     [Fact]
+    public void Run_JobReadingAnEmptyChannelThroughItsReaderView_ThrowsDeadlockException()
+    {
+        // The reader's ReadAsync is a ValueTask over a Myriad job that waits on the channel: the job
+        // awaiting it counts as waiting inside the runtime, as a direct receive does.
+        using var runtime = new DeterministicRuntime(1, "stuck");
+        var channel = Chan.Unbuffered<int>();
+        DeadlockException error = Assert.Throws<DeadlockException>(() => Bounded.Run(runtime, async () =>
+        {
+            await channel.Reader.ReadAsync();
+        }));
+        Assert.Contains("Chan<Int32>.ReceiveOkAsync", error.Message);
+    }
+
+    [Fact]
     public void Run_OnAPromisesJobNobodySets_ThrowsNamingWhatTheWaitIsFor()
     {
         // The job Run waits on is no async method (the promise's own cell): the live-job list is
