@@ -48,6 +48,13 @@ internal sealed class ForeignAwait : WorkItem
     /// <summary>The runtime the pending foreign suspension started on (null: none, or not suspended).</summary>
     private JobRuntime? _resumeOn;
 
+    /// <summary>
+    /// Diagnostics: the Myriad cell this resume is registered on when the job awaits it through a
+    /// <c>ValueTask</c> (see <see cref="OfValueTaskContinuation"/>); null for any other awaiter.
+    /// Cleared with the arming, so it names only a pending await.
+    /// </summary>
+    private JobCell? _registeredOn;
+
     /// <summary>True between steps 1 and 2: the continuation may run once.</summary>
     private bool _armed;
 
@@ -116,6 +123,12 @@ internal sealed class ForeignAwait : WorkItem
     /// <summary>Diagnostics (the deterministic runtime's deadlock check): the job this object resumes, while a resume is pending; null otherwise.</summary>
     internal JobCell? PendingJob => _armed ? _box as JobCell : null;
 
+    /// <summary>Diagnostics: the Myriad cell a pending resume is registered on through a <c>ValueTask</c>; null otherwise.</summary>
+    internal JobCell? PendingCell => _armed ? _registeredOn : null;
+
+    /// <summary>Records the cell that <see cref="OfValueTaskContinuation"/>'s caller registers this resume on, before it registers.</summary>
+    internal void RegisteringOn(JobCell cell) => _registeredOn = cell;
+
     /// <summary>Whether <paramref name="action"/> is this object's continuation delegate (see <see cref="ResumeContext"/>).</summary>
     internal bool IsContinuation(Action action) => ReferenceEquals(action, _continuation);
 
@@ -161,6 +174,7 @@ internal sealed class ForeignAwait : WorkItem
         }
 
         _armed = false; // before the dispatch: the box may suspend again and park anew right after it
+        _registeredOn = null;
         return box;
     }
 
@@ -174,6 +188,7 @@ internal sealed class ForeignAwait : WorkItem
         Context = null;
         _resumeOn = null;
         _armed = false; // already so after a resume; not after a registration that threw
+        _registeredOn = null;
         return context;
     }
 
@@ -183,6 +198,7 @@ internal sealed class ForeignAwait : WorkItem
         _box = null;
         _resumeOn = null;
         _armed = false;
+        _registeredOn = null;
         Context = null;
         s_pool.Return(state, this);
     }

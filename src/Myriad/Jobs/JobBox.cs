@@ -130,6 +130,7 @@ internal abstract class SourceBox<T> : JobBox<T>, IValueTaskSource<T>, IValueTas
     {
         if (ForeignAwait.OfValueTaskContinuation(continuation, state) is { } job)
         {
+            job.RegisteringOn(this); // what the job waits on, for the live-job dump and the deadlock check
             OnCompleted(job, token);
         }
         else

@@ -198,7 +198,8 @@ internal sealed class StateMachineBox<[DynamicallyAccessedMembers(DynamicallyAcc
     /// <summary>
     /// Diagnostics only (reflection): the cell behind the state machine's current job awaiter. The
     /// compiler keeps the awaiter of the pending await in a field and clears it on resume, so the one
-    /// non-empty job-awaiter field is what this job is suspended on.
+    /// non-empty job-awaiter field is what this job is suspended on. For a Myriad cell awaited
+    /// through a <c>ValueTask</c>, the cell its resume is registered on.
     /// </summary>
     internal override JobCell? AwaitedCell()
     {
@@ -216,7 +217,8 @@ internal sealed class StateMachineBox<[DynamicallyAccessedMembers(DynamicallyAcc
             }
         }
 
-        return null;
+        // A Myriad cell awaited through a ValueTask: the job's resume is registered on it directly.
+        return (_aux as ForeignAwait)?.PendingCell;
     }
 
     /// <summary>

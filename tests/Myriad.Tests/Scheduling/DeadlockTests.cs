@@ -73,6 +73,18 @@ public sealed class DeadlockTests
     }
 
     [Fact]
+    public void Run_JobAwaitingAPromiseThroughAValueTask_ThrowsNamingThePromise()
+    {
+        using var runtime = new DeterministicRuntime(1, "stuck");
+        var promise = new Promise<int>();
+        DeadlockException error = Assert.Throws<DeadlockException>(() => Bounded.Run(runtime, async () =>
+        {
+            await runtime.Spawn(promise, static async p => await p.Job.AsValueTask());
+        }));
+        Assert.Contains("Promise", error.Message);
+    }
+
+    [Fact]
     public void Run_OnAPromisesJobNobodySets_ThrowsNamingWhatTheWaitIsFor()
     {
         // The job Run waits on is no async method (the promise's own cell): the live-job list is
