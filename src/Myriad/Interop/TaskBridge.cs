@@ -19,8 +19,8 @@ namespace Myriad.Interop;
 /// nobody's code, so it happens right where the job completes: a job awaiting the task is posted back
 /// to its runtime from there (<see cref="ResumeContext"/>), and any other awaiter continues on the
 /// thread pool, as before.</para>
-/// <para>The outcome is copied from a completed task over the job (<c>TrySetFromTask</c>), so a
-/// canceled job gives a canceled task that rethrows the job's own
+/// <para>A result is set as is; a failure is copied from a completed task over the job
+/// (<c>TrySetFromTask</c>), so a canceled job gives a canceled task that rethrows the job's own
 /// <see cref="System.OperationCanceledException"/>, as the other conversion does.</para>
 /// </remarks>
 internal sealed class TaskBridge<T> : WorkItem
@@ -57,6 +57,23 @@ internal sealed class TaskBridge<T> : WorkItem
     /// <summary>The job completed: takes its outcome (consuming it) into the task.</summary>
     internal override void Execute(PerThread state)
     {
+        if (_job.IsCompletedSuccessfully)
+        {
+            T result = _job.GetAwaiter().GetResult(); // consumes the job
+            if (_typed is not null)
+            {
+                _typed.TrySetResult(result);
+            }
+            else
+            {
+                _untyped!.TrySetResult();
+            }
+
+            return;
+        }
+
+        // A failure: a completed task over the job carries it exactly as the other conversion's task
+        // does (a canceled job's own OperationCanceledException, which TrySetCanceled would replace).
         Task<T> completed = _job.AsValueTask().AsTask();
         if (_typed is not null)
         {
