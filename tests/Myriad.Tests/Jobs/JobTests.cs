@@ -442,4 +442,31 @@ public class JobTests
         Assert.Equal(42, Support.TestHelpers.OnThread(() => job.Wait(), timeout: TimeSpan.FromSeconds(10)));
         Assert.Equal(1, passes[0]);
     }
+
+    [Fact]
+    public void AsTask_PendingPromiseCanceledOrFailed_TaskEndsTheSameWayWithThePromisesException()
+    {
+        var canceledPromise = new Promise<int>();
+        Task<int> canceledTask = canceledPromise.Job.AsTask();
+        var canceled = new OperationCanceledException("stopped", new CancellationToken(true));
+        canceledPromise.SetException(canceled);
+        Assert.True(canceledTask.IsCanceled);
+        Assert.Same(canceled, Assert.ThrowsAny<OperationCanceledException>(() => canceledTask.GetAwaiter().GetResult()));
+
+        var failedPromise = new Promise<int>();
+        Task failedTask = failedPromise.Job.AsJob().AsTask(); // the untyped task
+        var error = new FormatException("bad");
+        failedPromise.SetException(error);
+        Assert.True(failedTask.IsFaulted);
+        Assert.Same(error, Assert.Throws<FormatException>(() => failedTask.GetAwaiter().GetResult()));
+    }
+
+    [Fact]
+    public void AsTask_AwaitedTwice_Throws()
+    {
+        var promise = new Promise<int>();
+        Job<int> job = promise.Job;
+        _ = job.AsTask();
+        Assert.Throws<InvalidOperationException>(() => { _ = job.AsTask(); });
+    }
 }
