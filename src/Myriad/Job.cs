@@ -59,7 +59,7 @@ public readonly partial struct Job
 
     /// <summary>A <see cref="Task"/> that completes with the job. Consumes the job.</summary>
     public Task AsTask() =>
-        _inner._box is not { } box || box.IsCompletedNoThrow(_inner._token) ? AsValueTask().AsTask()
+        _inner._box is not { } box || box.IsCompletedNoThrow(_inner._token) || box.ConsumingRunsUserCode ? AsValueTask().AsTask() // see Job<T>.AsTask
         : box.OwnerRuntime is Scheduling.SingleThreadRuntime ? _inner.AsTask() // a blocking wait on it can drive the runtime (see Job<T>.AsTask)
         : Interop.TaskBridge<VoidResult>.Untyped(_inner);
 

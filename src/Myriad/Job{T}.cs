@@ -93,7 +93,7 @@ public readonly struct Job<T>
     /// could never complete. A timed wait (<c>Wait(TimeSpan)</c>) does not drive.
     /// </remarks>
     public Task<T> AsTask() =>
-        _box is not { } box || box.IsCompletedNoThrow(_token) ? AsValueTask().AsTask()
+        _box is not { } box || box.IsCompletedNoThrow(_token) || box.ConsumingRunsUserCode ? AsValueTask().AsTask() // a select's handler must not run where the select completes
         : box.OwnerRuntime is SingleThreadRuntime single ? DrivenTask.Create(this, single) // a blocking wait on it can drive the runtime
         : TaskBridge<T>.Typed(this);
 

@@ -4,6 +4,7 @@ using System.Diagnostics.CodeAnalysis;
 using System.Threading;
 using System.Threading.Channels;
 using System.Threading.Tasks;
+using Myriad.Jobs;
 
 namespace Myriad.Channels;
 
@@ -85,17 +86,19 @@ internal sealed class ChanBridge<T>(Chan<T> channel)
             return ReadSlowAsync(cancellationToken).AsValueTask();
         }
 
-        // A job, not an async ValueTask method: called from a job, it resumes on that job's runtime
-        // (at a step the seed picks on a DeterministicRuntime) and so does its caller; as a plain
-        // async method it resumed on the thread pool, and its caller reached its runtime from there.
-        // Called from code that is not a job, it is a job of no runtime and resumes as such code does.
-        private async Job<T> ReadSlowAsync(CancellationToken cancellationToken)
+        // Mapped where the receive completes (Jobs/JobMap.cs says why neither an async Job nor an
+        // async ValueTask method): the job awaiting the read resumes on its runtime straight from the
+        // send, and a read that escapes its job still completes.
+        private Job<T> ReadSlowAsync(CancellationToken cancellationToken) =>
+            JobMap<ReceiveResult<T>, T, ChanReader>.Start(channel.ReceiveOkAsync(cancellationToken), this, static (reader, receive) => reader.FinishRead(receive));
+
+        private T FinishRead(Job<ReceiveResult<T>> receive)
         {
             T item;
             bool ok;
             try
             {
-                (item, ok) = await channel.ReceiveOkAsync(cancellationToken);
+                (item, ok) = receive.GetAwaiter().GetResult();
             }
             catch (Exception e) when (e is not OperationCanceledException && ReferenceEquals(e, channel.CloseError))
             {
@@ -131,18 +134,34 @@ internal sealed class ChanBridge<T>(Chan<T> channel)
             return WaitSlowAsync(cancellationToken).AsValueTask();
         }
 
-        // A job for the reason ReadSlowAsync gives.
-        private async Job<bool> WaitSlowAsync(CancellationToken cancellationToken)
+        // Mapped where the receive completes, for the reason ReadSlowAsync gives.
+        private Job<bool> WaitSlowAsync(CancellationToken cancellationToken)
         {
             lock (_kept)
             {
                 _receiving++;
             }
 
+            Job<ReceiveResult<T>> receive;
+            try
+            {
+                receive = channel.ReceiveOkAsync(cancellationToken);
+            }
+            catch
+            {
+                Settled();
+                throw;
+            }
+
+            return JobMap<ReceiveResult<T>, bool, ChanReader>.Start(receive, this, static (reader, r) => reader.FinishWait(r));
+        }
+
+        private bool FinishWait(Job<ReceiveResult<T>> receive)
+        {
             ReceiveResult<T> result;
             try
             {
-                result = await channel.ReceiveOkAsync(cancellationToken);
+                result = receive.GetAwaiter().GetResult();
             }
             catch
             {

@@ -6,7 +6,8 @@ namespace Myriad.Interop;
 
 /// <summary>
 /// <see cref="Job{T}.AsTask"/> and <see cref="Job.AsTask"/> for a pending job that no
-/// single-threaded runtime owns (those get a <see cref="DrivenTask"/>): a task that runs its
+/// single-threaded runtime owns (those get a <see cref="DrivenTask"/>) and whose result is read
+/// without running user code (not a select: its handler runs then): a task that runs its
 /// continuations asynchronously, completed by a continuation registered on the job's cell.
 /// </summary>
 /// <remarks>
@@ -59,7 +60,10 @@ internal sealed class TaskBridge<T> : WorkItem
     {
         if (_job.IsCompletedSuccessfully)
         {
-            T result = _job.GetAwaiter().GetResult(); // consumes the job
+            // Consumes the job. Only cells whose consumption runs no user code get here (a select,
+            // whose handler runs when its result is read, keeps the other conversion), so this
+            // cannot throw into the thread that completed the job.
+            T result = _job.GetAwaiter().GetResult();
             if (_typed is not null)
             {
                 _typed.TrySetResult(result);

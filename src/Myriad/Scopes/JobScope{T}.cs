@@ -2,6 +2,7 @@ using System;
 using System.Collections.Generic;
 using System.Threading;
 using System.Threading.Tasks;
+using Myriad.Jobs;
 using Myriad.Scheduling;
 
 namespace Myriad;
@@ -98,14 +99,15 @@ public sealed class JobScope<T> : IAsyncDisposable, IAsyncEnumerable<T>
 
         public T Current { get; private set; } = default!;
 
-        public ValueTask<bool> MoveNextAsync() => _ended ? new ValueTask<bool>(false) : MoveNextCoreAsync().AsValueTask();
+        // Mapped where the next result arrives (Jobs/JobMap.cs says why neither an async Job nor an
+        // async ValueTask method): an enumerating job resumes on its runtime straight from it.
+        public ValueTask<bool> MoveNextAsync() =>
+            _ended ? new ValueTask<bool>(false)
+            : JobMap<(bool HasValue, T Value), bool, Enumerator>.Start(core.NextAsync(cancellationToken), this, static (e, next) => e.Advance(next)).AsValueTask();
 
-        // A job, not an async ValueTask method: an enumerating job then resumes on its own runtime (at
-        // a step the seed picks on a DeterministicRuntime) instead of after a hop through the thread
-        // pool; code that is not a job enumerating it resumes as such code does.
-        private async Job<bool> MoveNextCoreAsync()
+        private bool Advance(Job<(bool HasValue, T Value)> next)
         {
-            (bool hasValue, T value) = await core.NextAsync(cancellationToken);
+            (bool hasValue, T value) = next.GetAwaiter().GetResult();
             Current = value;
             if (!hasValue)
             {

@@ -201,6 +201,25 @@ public sealed class ChanBridgeTests
     }
 
     [Fact]
+    public void ReadAsync_StartedInACurrentThreadRuntimesJobAndAwaitedAfterRun_CompletesWithTheItem()
+    {
+        // The read's ValueTask escapes the job: it must not need that runtime to complete.
+        var ch = Chan.Unbuffered<int>();
+        using var runtime = new Myriad.Scheduling.CurrentThreadRuntime();
+        ValueTask<int> read = runtime.Run(ch, static c => Job.FromResult(c.Reader.ReadAsync()));
+        ValueTask<bool> wait = runtime.Run(ch, static c => Job.FromResult(c.Reader.WaitToReadAsync()));
+        Task<int> readTask = read.AsTask();
+        Task<bool> waitTask = wait.AsTask();
+        Assert.True(ch.TrySend(7));
+        Assert.True(ch.TrySend(8));
+        Assert.True(readTask.Wait(TimeSpan.FromSeconds(10)), "the escaped read never completed");
+        Assert.Equal(7, readTask.Result);
+        Assert.True(waitTask.Wait(TimeSpan.FromSeconds(10)), "the escaped wait never completed");
+        Assert.True(ch.Reader.TryRead(out int kept));
+        Assert.Equal(8, kept);
+    }
+
+    [Fact]
     public void Completion_ChannelDrainedDirectlyWhileTheReaderKeepsAnItem_WaitsForThatItem()
     {
         var ch = Chan.Bounded<int>(4);

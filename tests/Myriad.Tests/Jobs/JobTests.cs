@@ -469,4 +469,17 @@ public class JobTests
         _ = job.AsTask();
         Assert.Throws<InvalidOperationException>(() => { _ = job.AsTask(); });
     }
+
+    [Fact]
+    public void AsTask_OfASelectWhoseHandlerThrows_FaultsTheTaskAndLeavesTheSenderAlone()
+    {
+        // A select's handler runs when its result is read: never inside the send that completed it.
+        using var runtime = new Myriad.Scheduling.MultiThreadRuntime(new Myriad.Scheduling.RuntimeOptions { WorkerCount = 2 });
+        var ch = Myriad.Channels.Chan.Unbuffered<int>();
+        var boom = new InvalidOperationException("handler boom");
+        Task<int> selected = Myriad.Channels.Select.Receive(ch, (int _) => throw boom).AsJob().AsTask();
+        runtime.Run(ch, static async c => await c.SendAsync(1)); // throws if the handler ran inside the send
+        Assert.True(((IAsyncResult)selected).AsyncWaitHandle.WaitOne(TimeSpan.FromSeconds(10)), "the select's task never completed");
+        Assert.Same(boom, Assert.Throws<InvalidOperationException>(() => selected.GetAwaiter().GetResult()));
+    }
 }
