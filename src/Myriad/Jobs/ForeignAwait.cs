@@ -120,9 +120,6 @@ internal sealed class ForeignAwait : WorkItem
         }
     }
 
-    /// <summary>Diagnostics (the deterministic runtime's deadlock check): the job this object resumes, while a resume is pending; null otherwise.</summary>
-    internal JobCell? PendingJob => _armed ? _box as JobCell : null;
-
     /// <summary>Diagnostics: the Myriad cell a pending resume is registered on through a <c>ValueTask</c>; null otherwise.</summary>
     internal JobCell? PendingCell => _armed ? _registeredOn : null;
 

@@ -105,9 +105,7 @@ public sealed partial class DeterministicRuntime
         var awaitedBy = new Dictionary<JobCell, JobCell>(ReferenceEqualityComparer.Instance);
         foreach (KeyValuePair<JobCell, long> entry in live)
         {
-            // A job awaiting another through a ValueTask (a channel reader's read, an async
-            // enumerator's step, both Myriad jobs) registered its own resume on it.
-            if ((entry.Key.ContinuationUnchecked as JobCell ?? (entry.Key.ContinuationUnchecked as ForeignAwait)?.PendingJob) is { } awaiting)
+            if (entry.Key.ContinuationUnchecked is JobCell awaiting)
             {
                 awaitedBy[awaiting] = entry.Key;
             }

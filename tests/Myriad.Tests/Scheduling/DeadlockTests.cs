@@ -85,6 +85,21 @@ public sealed class DeadlockTests
     }
 
     [Fact]
+    public void Run_JobAwaitingAStuckJobThroughAValueTask_ThrowsListingBoth()
+    {
+        using var runtime = new DeterministicRuntime(1, "stuck");
+        var channel = Chan.Unbuffered<int>();
+        DeadlockException error = Assert.Throws<DeadlockException>(() => Bounded.Run(runtime, async () =>
+        {
+            await runtime.Spawn(channel, static async c => await ReceiveOnce(c).AsValueTask());
+        }));
+        Assert.Contains("Chan<Int32>.ReceiveAsync", error.Message);
+        Assert.Contains("ReceiveOnce", error.Message);
+    }
+
+    private static async Job<int> ReceiveOnce(Chan<int> channel) => await channel.ReceiveAsync();
+
+    [Fact]
     public void Run_OnAPromisesJobNobodySets_ThrowsNamingWhatTheWaitIsFor()
     {
         // The job Run waits on is no async method (the promise's own cell): the live-job list is
