@@ -16,7 +16,8 @@ namespace Myriad.Coordination;
 /// (<see cref="long.MaxValue"/>: not set, or being serviced); it changes only under <c>_armGate</c>.
 /// 1. Schedule: insert under the shard's lock; if the deadline is before <c>_armedFor</c>, arm.
 /// 2. Arm, under <c>_armGate</c>: read the wheel's next expiration (under the shard's lock); if it
-///    differs from <c>_armedFor</c>, store it and change the provider's timer to fire then.
+///    differs from <c>_armedFor</c>, store it and change the provider's timer to fire then; if the
+///    provider's clock moved while the timer was being changed, change it again (see there).
 /// 3. The provider's timer fires: under <c>_armGate</c> set <c>_armedFor</c> to "not set" (so that
 ///    any insert from now on arms again), advance the wheel to the provider's now, dispatch what fell
 ///    due, and arm for what is left.
@@ -83,9 +84,23 @@ internal sealed class ProviderTimerQueue : TimerQueue
 
             // From the provider's now to the start of millisecond `next`, in the provider's ticks.
             long dueTimestamp = _origin + (next / 1000 * _frequency) + (next % 1000 * _frequency / 1000);
-            long remaining = Math.Max(0, dueTimestamp - _provider.GetTimestamp());
-            var due = TimeSpan.FromTicks((long)Math.Ceiling(remaining * ((double)TimeSpan.TicksPerSecond / _frequency)));
-            _timer.Change(due, Timeout.InfiniteTimeSpan);
+            while (true)
+            {
+                long before = _provider.GetTimestamp();
+                long remaining = Math.Max(0, dueTimestamp - before);
+                var due = TimeSpan.FromTicks((long)Math.Ceiling(remaining * ((double)TimeSpan.TicksPerSecond / _frequency)));
+                _timer.Change(due, Timeout.InfiniteTimeSpan);
+
+                // Step 2a. Change counts `due` from the provider's time when it runs, not from
+                // `before`: a fake clock advanced in between (by a test, on its own thread) would
+                // set the timer that much too late, or forever past an advance that should have
+                // fired it. Arm again while the clock moved by more than the wheel's millisecond,
+                // unless the timer fired meanwhile (its callback, run inside Change, rearmed).
+                if (remaining == 0 || Volatile.Read(ref _armedFor) != next || _provider.GetTimestamp() - before <= _frequency / 1000)
+                {
+                    return;
+                }
+            }
         }
     }
 

@@ -191,6 +191,26 @@ public sealed class TimerQueueStressTests
         return true;
     }
 
+    [Fact]
+    public void Delay_FakeClockAdvancedWhileTheDelayArmsItsTimer_FiresAtThatAdvance()
+    {
+        // The provider's timer is armed with a due time counted from the clock's now when Change
+        // runs; an advance on another thread between the queue's read of the clock and Change once
+        // left the timer due a whole advance later, and the delay pending for good.
+        for (int round = 0; round < 300; round++)
+        {
+            var fake = new Microsoft.Extensions.Time.Testing.FakeTimeProvider();
+            TimerQueue queue = TimerQueue.For(fake);
+            Job delay = default;
+            var scheduling = new Thread(() => delay = Job.Delay(TimeSpan.FromMinutes(1), fake));
+            scheduling.Start();
+            Assert.True(SpinWait.SpinUntil(() => queue.Count == 1, TimeSpan.FromSeconds(10)), "the delay never reached the queue");
+            fake.Advance(TimeSpan.FromMinutes(1)); // races the arming of the provider's timer
+            scheduling.Join();
+            Assert.True(SpinWait.SpinUntil(() => delay.IsCompleted, TimeSpan.FromSeconds(10)), $"round {round}: the delay did not fire at the advance that reached it");
+        }
+    }
+
     private sealed class CountingWork : WorkItem
     {
         internal readonly TimerEntry Entry;
