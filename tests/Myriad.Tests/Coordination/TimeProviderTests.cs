@@ -43,7 +43,7 @@ public sealed class TimeProviderTests
             return runtime.IsRuntimeThread;
         });
 
-        Thread.Sleep(50);
+        AwaitPendingTimers(fake, 1);
         Assert.False(job.IsCompleted);
         fake.Advance(TimeSpan.FromHours(1));
         Assert.True(TestHelpers.OnThread(() => job.Wait(), timeout: Settle));
@@ -57,7 +57,7 @@ public sealed class TimeProviderTests
         var channel = Chan.Bounded<int>(1);
         Job<int> job = runtime.Spawn(async () => await Select.Receive(channel).Timeout(TimeSpan.FromMinutes(10)));
 
-        Thread.Sleep(50);
+        AwaitPendingTimers(fake, 1);
         Assert.False(job.IsCompleted);
         fake.Advance(TimeSpan.FromMinutes(10));
         Assert.Equal(1, TestHelpers.OnThread(() => job.Wait(), timeout: Settle)); // case 1: the timeout
@@ -90,7 +90,7 @@ public sealed class TimeProviderTests
             jobs[i] = runtime.Spawn(async () => await Job.Delay(TimeSpan.FromSeconds(seconds)));
         }
 
-        Thread.Sleep(50); // every job has started its delay
+        AwaitPendingTimers(fake, jobs.Length); // every job has started its delay
         for (int i = 0; i < jobs.Length; i++)
         {
             fake.Advance(TimeSpan.FromSeconds(1));
@@ -130,4 +130,12 @@ public sealed class TimeProviderTests
         Assert.Throws<ArgumentNullException>(() => new RuntimeOptions { TimeProvider = null! });
         Assert.Throws<ArgumentOutOfRangeException>(() => Job.Delay(TimeSpan.FromDays(60), new FakeTimeProvider()));
     }
+
+    /// <summary>
+    /// Waits until the jobs have put <paramref name="count"/> timers on the fake clock's queue: a
+    /// clock advanced before a job scheduled its timer would leave that timer due an advance later,
+    /// and a fixed sleep was not always long enough on a loaded machine.
+    /// </summary>
+    private static void AwaitPendingTimers(FakeTimeProvider fake, int count) =>
+        Assert.True(SpinWait.SpinUntil(() => TimerQueue.For(fake).Count == count, Settle), $"{TimerQueue.For(fake).Count} of {count} timers were scheduled");
 }
