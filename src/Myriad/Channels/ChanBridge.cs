@@ -90,7 +90,7 @@ internal sealed class ChanBridge<T>(Chan<T> channel)
         // async ValueTask method): the job awaiting the read resumes on its runtime straight from the
         // send, and a read that escapes its job still completes.
         private Job<T> ReadSlowAsync(CancellationToken cancellationToken) =>
-            JobMap<ReceiveResult<T>, T, ChanReader>.Start(channel.ReceiveOkAsync(cancellationToken), this, static (reader, receive) => reader.FinishRead(receive));
+            JobMap<ReceiveResult<T>, T, ChanReader>.Start(channel.ReceiveOkAsync(cancellationToken), this, static (reader, receive) => reader.FinishRead(receive), "a channel's ChannelReader.ReadAsync");
 
         private T FinishRead(Job<ReceiveResult<T>> receive)
         {
@@ -153,7 +153,7 @@ internal sealed class ChanBridge<T>(Chan<T> channel)
                 throw;
             }
 
-            return JobMap<ReceiveResult<T>, bool, ChanReader>.Start(receive, this, static (reader, r) => reader.FinishWait(r));
+            return JobMap<ReceiveResult<T>, bool, ChanReader>.Start(receive, this, static (reader, r) => reader.FinishWait(r), "a channel's ChannelReader.WaitToReadAsync");
         }
 
         private bool FinishWait(Job<ReceiveResult<T>> receive)

@@ -103,7 +103,7 @@ public sealed class JobScope<T> : IAsyncDisposable, IAsyncEnumerable<T>
         // async ValueTask method): an enumerating job resumes on its runtime straight from it.
         public ValueTask<bool> MoveNextAsync() =>
             _ended ? new ValueTask<bool>(false)
-            : JobMap<(bool HasValue, T Value), bool, Enumerator>.Start(core.NextAsync(cancellationToken), this, static (e, next) => e.Advance(next)).AsValueTask();
+            : JobMap<(bool HasValue, T Value), bool, Enumerator>.Start(core.NextAsync(cancellationToken), this, static (e, next) => e.Advance(next), "a job scope's results (MoveNextAsync)").AsValueTask();
 
         private bool Advance(Job<(bool HasValue, T Value)> next)
         {

@@ -120,6 +120,45 @@ public sealed class ChanAllocationTests
     }
 
     [Fact]
+    public void PingPong_ThroughTheReaderAndWriterViews_AllocatesNothingPerRoundTrip()
+    {
+        // Every ReadAsync here waits (the other side has not written yet): the view's waiting read
+        // is a pooled box, reused once the awaiting job consumed its outcome.
+        using var runtime = new CurrentThreadRuntime();
+        Chan<int> ping = Chan.Unbuffered<int>();
+        Chan<int> pong = Chan.Unbuffered<int>();
+        long allocated = Bounded.Run(runtime, async () =>
+        {
+            Job ponger = runtime.Spawn((ping, pong), static async s =>
+            {
+                while (await s.ping.Reader.WaitToReadAsync())
+                {
+                    int v = await s.ping.Reader.ReadAsync();
+                    await s.pong.Writer.WriteAsync(v + 1);
+                }
+            });
+            long bytes = await SteadyState.AllocatedBytesAsync(n => RoundTrips(ping, pong, n), Iterations);
+            ping.Close();
+            await ponger;
+            return bytes;
+        });
+
+        Assert.True(allocated == 0, $"{allocated} bytes for {Iterations} round trips ({(double)allocated / Iterations:F2} B each)");
+
+        static async Job RoundTrips(Chan<int> ping, Chan<int> pong, int n)
+        {
+            for (int i = 0; i < n; i++)
+            {
+                await ping.Writer.WriteAsync(i);
+                if (await pong.Reader.ReadAsync() != i + 1)
+                {
+                    throw new InvalidOperationException("wrong reply"); // not Assert.Equal: it allocates
+                }
+            }
+        }
+    }
+
+    [Fact]
     public void PingPong_WaitingSelects_AllocateNothingPerRoundTrip()
     {
         // Both sides wait in selects (no timeout, no token): pooled operations and cases.

@@ -111,4 +111,85 @@ public sealed class ChanBridgeStressTests
             Assert.Equal(0, Volatile.Read(ref readAfterCompletion));
         }
     }
+
+    [Theory]
+    [InlineData(0)]
+    [InlineData(4)]
+    public void Reader_JobsReadingWhileTheWriterCancelsThem_EveryItemOnce(int capacity)
+    {
+        // The waiting reads are pooled boxes: canceled reads, completed reads and their reuse race
+        // across the workers (the writer cancels every reader's current read now and then). A
+        // canceled read consumes no item, so every item still arrives exactly once.
+        const int Rounds = 100;
+        const int Items = 300;
+        const int Readers = 4;
+        const int CancelEvery = 10;
+        using var runtime = new Myriad.Scheduling.MultiThreadRuntime(new Myriad.Scheduling.RuntimeOptions { WorkerCount = 2 });
+        for (int round = 0; round < Rounds; round++)
+        {
+            Chan<int> ch = capacity == 0 ? Chan.Unbuffered<int>() : Chan.Bounded<int>(capacity);
+            var seen = new int[Items];
+            var current = new CancellationTokenSource?[Readers];
+            var readers = new Job[Readers];
+            for (int r = 0; r < Readers; r++)
+            {
+                readers[r] = runtime.Spawn((ch, seen, current, r), static async s =>
+                {
+                    ChannelReader<int> reader = s.ch.Reader;
+                    while (true)
+                    {
+                        using var cts = new CancellationTokenSource();
+                        Volatile.Write(ref s.current[s.r], cts);
+                        int item;
+                        try
+                        {
+                            item = await reader.ReadAsync(cts.Token);
+                        }
+                        catch (OperationCanceledException)
+                        {
+                            continue;
+                        }
+                        catch (ChannelClosedException)
+                        {
+                            return;
+                        }
+
+                        if (Interlocked.Increment(ref s.seen[item]) != 1)
+                        {
+                            throw new InvalidOperationException($"item {item} read twice");
+                        }
+                    }
+                });
+            }
+
+            Job writer = runtime.Spawn((ch, current), static async s =>
+            {
+                for (int i = 0; i < Items; i++)
+                {
+                    if (i % CancelEvery == 0)
+                    {
+                        foreach (CancellationTokenSource? cts in s.current)
+                        {
+                            try
+                            {
+                                cts?.Cancel();
+                            }
+                            catch (ObjectDisposedException)
+                            {
+                                // that read already finished
+                            }
+                        }
+                    }
+
+                    await s.ch.Writer.WriteAsync(i);
+                }
+
+                s.ch.Writer.Complete();
+            });
+
+            Task all = Task.WhenAll(writer.AsTask(), Task.WhenAll(Array.ConvertAll(readers, r => r.AsTask())));
+            Assert.True(all.Wait(TimeSpan.FromSeconds(30)), "hung");
+            Assert.All(seen, count => Assert.Equal(1, count));
+        }
+    }
 }

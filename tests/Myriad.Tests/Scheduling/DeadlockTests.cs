@@ -70,6 +70,7 @@ public sealed class DeadlockTests
             await channel.Reader.ReadAsync();
         }));
         Assert.Single(error.LiveJobs);
+        Assert.Contains("ChannelReader.ReadAsync", error.Message);
     }
 
     [Fact]
