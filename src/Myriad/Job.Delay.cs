@@ -20,7 +20,13 @@ public readonly partial struct Job
     /// runtimes in batches. Without a cancelable token a delay allocates nothing in steady state; a
     /// canceled delay leaves its wheel at once. Resolution is one millisecond, rounded up: a delay
     /// never ends early. On a <see cref="Scheduling.DeterministicRuntime"/> the clock is virtual and
-    /// jumps ahead whenever nothing else can run.</remarks>
+    /// jumps ahead whenever nothing else can run.
+    /// <para>The delay completes on the runtime it started on, and only while that runtime runs:
+    /// awaited from elsewhere (another runtime, a plain thread), a delay started on a
+    /// <see cref="Scheduling.CurrentThreadRuntime"/> completes when that runtime is next driven (or
+    /// disposed), and one started on a <see cref="Scheduling.DeterministicRuntime"/>, whose virtual
+    /// time moves only while it runs, never completes once that runtime stopped running for good
+    /// (disposed, or no longer driven). Start a delay in the code that awaits it.</para></remarks>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="delay"/> is negative (other than
     /// infinite) or longer than about 49.7 days.</exception>
     public static Job Delay(TimeSpan delay, CancellationToken cancellationToken = default)

@@ -181,6 +181,7 @@ public readonly struct SelectBuilder
     }
 
     /// <summary>Makes the select throw <see cref="OperationCanceledException"/> if the token fires before a case does (then no case fired).</summary>
+    /// <exception cref="InvalidOperationException">The select already has a cancellation token (link the two instead).</exception>
     public SelectBuilder WithCancellation(CancellationToken cancellationToken)
     {
         SelectOperation op = Op();

@@ -108,6 +108,7 @@ internal sealed partial class SelectOperation
         _timeout = default;
         _onTimeout = null;
         _cancellationToken = default;
+        _hasCancellation = false;
         _started = false;
         _enqueued = false;
         _committed = 0;

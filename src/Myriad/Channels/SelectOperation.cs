@@ -59,6 +59,7 @@ internal sealed partial class SelectOperation : SourceBox<int>
     private TimeSpan _timeout;
     private Action? _onTimeout;
     private CancellationToken _cancellationToken;
+    private bool _hasCancellation;
     private bool _started;
     private bool _enqueued;
     private bool _armed;
@@ -170,6 +171,14 @@ internal sealed partial class SelectOperation : SourceBox<int>
     internal void SetCancellation(CancellationToken cancellationToken)
     {
         _stamp++;
+        if (_hasCancellation)
+        {
+            // As a second timeout does: silently keeping one token would leave the select waiting
+            // after the other fired.
+            throw new InvalidOperationException("A select can have only one cancellation token; to cancel it with either of two, pass a linked token (CancellationTokenSource.CreateLinkedTokenSource).");
+        }
+
+        _hasCancellation = true;
         _cancellationToken = cancellationToken;
     }
 

@@ -511,6 +511,21 @@ public sealed class SelectTests
     }
 
     [Fact]
+    public void WithCancellation_Twice_ThrowsInvalidOperationAndTheNextSelectWorks()
+    {
+        // One token silently replacing the other left a select waiting after the first fired.
+        Chan<int> ch = Chan.Bounded<int>(1);
+        using var cts = new CancellationTokenSource();
+        InvalidOperationException error = Assert.Throws<InvalidOperationException>(() => Select.Receive(ch).WithCancellation(cts.Token).WithCancellation(CancellationToken.None));
+        Assert.Contains("only one cancellation token", error.Message);
+
+        ch.TrySend(7);
+        int received = 0;
+        Assert.Equal(0, Sync.Result(Select.Receive(ch, v => received = v).WithCancellation(cts.Token).AsJob()));
+        Assert.Equal(7, received);
+    }
+
+    [Fact]
     public void Select_NegativeTimeout_ThrowsArgumentOutOfRange()
     {
         Assert.Throws<ArgumentOutOfRangeException>(() => Select.Receive(Chan.Unbuffered<int>()).Timeout(TimeSpan.FromMilliseconds(-2)));
