@@ -86,6 +86,18 @@ internal sealed partial class Worker
         if (driver is null)
         {
             Parker.Park();
+
+            // A permit may be stale: the completion of a job this worker waited for in Wait()
+            // unparks it (IdleUntilWoken), possibly after the wait ended. Woken by that rather than
+            // by a notifier (which pops the worker and marks it searching before unparking it), the
+            // worker is still on the idle stack, and its next park would push it a second time: the
+            // parked count would exceed the workers, and the watchdog, which starts a spare thread
+            // only when no worker is parked, would never rescue a worker blocked on Task.Result.
+            if (!IsSearching)
+            {
+                idle.LeaveIdle(this);
+            }
+
             return;
         }
 

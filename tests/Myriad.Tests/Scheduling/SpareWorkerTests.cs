@@ -48,6 +48,35 @@ public class SpareWorkerTests
     }
 
     [Fact]
+    public void TaskResult_AfterTheWorkerWaitedForAJob_StillGetsASpareThread()
+    {
+        // The completion of a job that a worker waited for (Job.Wait inside a job) unparks that
+        // worker, and may do so after the worker stopped waiting: a stale permit. Its next park then
+        // returned at once, leaving it on the idle stack, and the park after that pushed it again:
+        // the runtime counted more parked workers than it has, so the watchdog, which starts a spare
+        // only when no worker is parked, never rescued a worker blocked on Task.Result.
+        var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1 });
+        for (int i = 0; i < 5; i++)
+        {
+            int waited = TestHelpers.OnThread(() => runtime.Spawn(runtime, static r => Job.FromResult(r.Spawn(static async () =>
+            {
+                await Job.Delay(TimeSpan.FromMilliseconds(5));
+                return 5;
+            }).Wait())).AsTask().Result);
+            Assert.Equal(5, waited);
+        }
+
+        Assert.True(SpinWait.SpinUntil(() => runtime.Stats().ParkedWorkers >= 1, TestHelpers.DefaultTimeout), runtime.Stats().ToString());
+        Thread.Sleep(50); // a worker pushed twice would show now
+        Assert.True(runtime.Stats().ParkedWorkers <= 1, runtime.Stats().ToString());
+
+        Task<int> blocked = BlockOnAWorker(runtime);
+        Assert.True(blocked.Wait(TestHelpers.DefaultTimeout), "the blocked worker was never rescued: " + runtime.Stats());
+        Assert.Equal(7, blocked.Result);
+        TestHelpers.OnThread(runtime.Dispose);
+    }
+
+    [Fact]
     public void Dispose_WhileTheOnlyWorkerIsBlockedOnItsOwnTask_DrainsAndReturns()
     {
         var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1 });
