@@ -20,7 +20,9 @@ namespace Myriad.Scheduling;
 /// <para><b>Protocol</b> (driving thread, when the queue is empty and the virtual clock has no timer):
 /// 1. If the runtime's clock is not its own virtual clock, stop: timers of another clock may fire.
 /// 2. Take the live jobs; if any waits on something outside the runtime (a non-Myriad awaitable, a
-///    job of another runtime, a delay on another clock), stop: another thread may wake it.
+///    job of another runtime, a delay on another clock), stop: another thread may wake it. A wait is
+///    followed through the cells that are no tracked job (a spawn waiting for the job its body
+///    returned), and the blocking wait's own cell is checked the same way.
 /// 3. Give other threads <see cref="DeadlockGracePeriod"/> to queue work or complete the awaited
 ///    job; if they do, stop.
 /// 4. Throw, with the list.</para>
@@ -94,6 +96,37 @@ public sealed partial class DeterministicRuntime
         return live;
     }
 
+    /// <summary>The most cells <see cref="LeadsOutside"/> follows; the limit guards against a cycle read from a racy snapshot.</summary>
+    private const int MaxWaitHops = 16;
+
+    /// <summary>
+    /// Step 2 for one wait: whether the chain of cells from <paramref name="awaited"/> reaches
+    /// something outside this runtime (a job of another runtime, a delay) before it reaches one of
+    /// this runtime's live jobs (whose own wait is checked by itself) or a cell that says no more.
+    /// Cells that are no tracked job are followed: a spawn that waits for the job its body returned,
+    /// a view's read that waits for a receive.
+    /// </summary>
+    private bool LeadsOutside(JobCell awaited, HashSet<JobCell> liveCells, Dictionary<JobCell, JobCell> awaitedBy)
+    {
+        JobCell? current = awaited;
+        for (int hop = 0; hop < MaxWaitHops && current is not null; hop++)
+        {
+            if (current is DelayCell || (current.OwnerRuntime is { } other && !ReferenceEquals(other, this)))
+            {
+                return true;
+            }
+
+            if (liveCells.Contains(current) || current.IsCompletedUnchecked)
+            {
+                return false;
+            }
+
+            current = awaitedBy.TryGetValue(current, out JobCell? next) ? next : current.AwaitedCell();
+        }
+
+        return false;
+    }
+
     private protected override void ThrowIfDeadlocked(BlockingWaiter waiter, JobCell? waitedOn = null)
     {
         if (_explicitTimeProvider is not null || IsDisposed)
@@ -111,6 +144,12 @@ public sealed partial class DeterministicRuntime
             }
         }
 
+        var liveCells = new HashSet<JobCell>(ReferenceEqualityComparer.Instance);
+        foreach (KeyValuePair<JobCell, long> entry in live)
+        {
+            liveCells.Add(entry.Key);
+        }
+
         foreach (KeyValuePair<JobCell, long> entry in live)
         {
             JobCell cell = entry.Key;
@@ -124,10 +163,17 @@ public sealed partial class DeterministicRuntime
                 awaited = cell.AwaitedCell();
             }
 
-            if (awaited is null || awaited is DelayCell || (awaited.OwnerRuntime is { } other && !ReferenceEquals(other, this)))
+            if (awaited is null || LeadsOutside(awaited, liveCells, awaitedBy))
             {
                 return; // step 2
             }
+        }
+
+        // The wait's own cell too: a spawn whose body returned another runtime's job waits for that
+        // job with no live job of its own (Run(other, o => o.Spawn(...)) has none at all).
+        if (waitedOn is { IsCompletedUnchecked: false } && LeadsOutside(waitedOn, liveCells, awaitedBy))
+        {
+            return; // step 2
         }
 
         // Step 3: poll, since the driver's parker is the base class's; this path runs once per deadlock.

@@ -147,6 +147,9 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
         _ => "spawned job",
     };
 
+    // Diagnostics only, a racy read: once the body returned a pending job, the spawn waits for it.
+    internal override JobCell? AwaitedCell() => IsCompletedUnchecked ? null : _body as JobCell;
+
     [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     internal override void Execute(PerThread state)
     {

@@ -74,6 +74,30 @@ public sealed class DeadlockTests
     }
 
     [Fact]
+    public void Run_SpawnsWhoseBodiesReturnAnotherRuntimesJob_WaitInsteadOfThrowing()
+    {
+        // A spawn whose body returns another runtime's job (no await) waits for it as the spawn's
+        // continuation, with no suspended job of its own: the check followed only suspended jobs,
+        // and reported a deadlock once the grace period passed although the other runtime was
+        // about to complete the job.
+        using var other = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1 });
+        using var runtime = new DeterministicRuntime(1, "waits");
+        TimeSpan outside = runtime.DeadlockGracePeriod * 3;
+
+        Assert.Equal(42, TestHelpers.OnThread(() => runtime.Run((other, outside), static s => s.other.Spawn(s.outside, static async d =>
+        {
+            await Task.Delay(d);
+            return 42;
+        }))));
+
+        Assert.Equal(43, TestHelpers.OnThread(() => runtime.Run((runtime, other, outside), static async s => await s.runtime.Spawn((s.other, s.outside), static t => t.other.Spawn(t.outside, static async d =>
+        {
+            await Task.Delay(d);
+            return 43;
+        })))));
+    }
+
+    [Fact]
     public void Run_JobAwaitingAPromiseThroughAValueTask_ThrowsNamingThePromise()
     {
         using var runtime = new DeterministicRuntime(1, "stuck");
