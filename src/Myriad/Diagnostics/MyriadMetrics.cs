@@ -44,9 +44,12 @@ public static class MyriadMetrics
 
     internal static void Register(JobRuntime runtime)
     {
-        RetiredRuntimes.RemoveNamed(runtime.Name);
-        s_runtimes.TryAdd(runtime, 0);
-        RetiredRuntimes.Refresh(); // also prunes when nobody collects: a process that creates and disposes runtimes in a loop keeps only the recent ones
+        lock (RetiredRuntimes.Gate)
+        {
+            RetiredRuntimes.RemoveNamed(runtime.Name);
+            s_runtimes.TryAdd(runtime, 0);
+            RetiredRuntimes.Refresh(s_runtimes.Keys); // also prunes when nobody collects: a process that creates and disposes runtimes in a loop keeps only the recent ones
+        }
     }
 
     /// <summary>
@@ -55,7 +58,10 @@ public static class MyriadMetrics
     /// exporter with default settings collects the final values at least once (<c>dotnet-counters</c>
     /// collects every second). <see cref="TimeSpan.Zero"/> drops a runtime as soon as it is disposed.
     /// A new runtime with the same name ends a disposed one's retention at once: the series are
-    /// tagged by name, and the tag then reports the new runtime.
+    /// tagged by name, and the tag then reports the new runtime, its counters continuing from the
+    /// disposed one's totals. A counter of a name never goes down while the name has a runtime
+    /// measured (a disposed runtime's totals stay in its name's series when a namesake outlives its
+    /// retention); once none is left, the series ends.
     /// </summary>
     /// <exception cref="ArgumentOutOfRangeException">The value is negative.</exception>
     public static TimeSpan DisposedRuntimeRetention
@@ -91,9 +97,12 @@ public static class MyriadMetrics
     /// <summary>Disposal started: the runtime moves to the retired list, still measured for a while.</summary>
     internal static void Unregister(JobRuntime runtime)
     {
-        if (s_runtimes.TryRemove(runtime, out _))
+        lock (RetiredRuntimes.Gate)
         {
-            RetiredRuntimes.Add(runtime);
+            if (s_runtimes.TryRemove(runtime, out _))
+            {
+                RetiredRuntimes.Add(runtime);
+            }
         }
     }
 
@@ -106,14 +115,22 @@ public static class MyriadMetrics
     private static IEnumerable<Measurement<long>> Measure(Func<RuntimeReading, long> read)
     {
         var sums = new Dictionary<string, long>(StringComparer.Ordinal);
-        foreach (JobRuntime runtime in s_runtimes.Keys)
+        lock (RetiredRuntimes.Gate)
         {
-            Add(sums, runtime.Name, read(new RuntimeReading(runtime)));
-        }
+            foreach (JobRuntime runtime in s_runtimes.Keys)
+            {
+                Add(sums, runtime.Name, read(new RuntimeReading(runtime)));
+            }
 
-        foreach (RetiredRuntime retired in RetiredRuntimes.Refresh())
-        {
-            Add(sums, retired.Name, read(retired.Reading));
+            foreach (RetiredRuntime retired in RetiredRuntimes.Refresh(s_runtimes.Keys))
+            {
+                Add(sums, retired.Name, read(retired.Reading));
+            }
+
+            foreach (KeyValuePair<string, RuntimeTotals> carried in RetiredRuntimes.Carried)
+            {
+                Add(sums, carried.Key, read(new RuntimeReading(carried.Value, carried: true)));
+            }
         }
 
         var measurements = new Measurement<long>[sums.Count];

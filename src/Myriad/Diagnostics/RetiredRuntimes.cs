@@ -17,53 +17,134 @@ namespace Myriad.Diagnostics;
 /// An entry is removed when its retention has passed (frozen or not: a job stuck forever after the
 /// disposal then stops being reported), or when a new runtime with the same name registers (two
 /// series with one tag in a collection would be summed or overwritten by the tools).
-/// Mutations happen under one lock: disposals and collections are rare next to jobs.
+/// <para><b>Carried counts.</b> The cumulative instruments (spawned, completed, unobserved, steals,
+/// parks) are counters, which must never go down. A runtime's series is its name's, summed over the
+/// runtimes of that name; so when an entry is removed while the name still has a runtime measured
+/// (a namesake that lives on, or a new one), its totals are carried into the name's series, which
+/// would otherwise drop by them. A name's carried totals end with its series: once no runtime of that
+/// name is measured, they are dropped (a later namesake starts a new series at 0). One entry per
+/// name in use, so a process that creates runtimes with fresh names keeps nothing per runtime.</para>
+/// Mutations and the collections' snapshots happen under one lock (<see cref="Gate"/>): disposals and
+/// collections are rare next to jobs, and a runtime moving from the live set to this list between
+/// two unlocked reads would be missed or counted twice by one collection.
 /// </summary>
 internal static class RetiredRuntimes
 {
     private static readonly object s_lock = new();
     private static readonly List<RetiredRuntime> s_entries = [];
+    private static readonly Dictionary<string, RuntimeTotals> s_carried = new(StringComparer.Ordinal);
 
-    internal static void Add(JobRuntime runtime)
-    {
-        lock (s_lock)
-        {
-            s_entries.Add(new RetiredRuntime(runtime, Environment.TickCount64));
-        }
-    }
+    /// <summary>The lock of the live set's and this list's changes, and of a collection's snapshot of both.</summary>
+    internal static object Gate => s_lock;
 
+    /// <summary>Under <see cref="Gate"/>.</summary>
+    internal static void Add(JobRuntime runtime) => s_entries.Add(new RetiredRuntime(runtime, Environment.TickCount64));
+
+    /// <summary>A runtime named <paramref name="name"/> registers: retired namesakes leave, their counts carried. Under <see cref="Gate"/>.</summary>
     internal static void RemoveNamed(string name)
     {
-        lock (s_lock)
+        s_entries.RemoveAll(e =>
         {
-            s_entries.RemoveAll(e => e.Name == name);
-        }
+            if (e.Name != name)
+            {
+                return false;
+            }
+
+            Carry(e);
+            return true;
+        });
     }
 
-    /// <summary>Prunes expired entries, freezes drained ones, and returns the rest.</summary>
-    internal static RetiredRuntime[] Refresh()
+    /// <summary>
+    /// Drops the entries whose retention passed, freezes the drained ones, and returns what is left;
+    /// <paramref name="live"/> are the registered runtimes, which keep their names' series going.
+    /// Under <see cref="Gate"/>.
+    /// </summary>
+    internal static RetiredRuntime[] Refresh(ICollection<JobRuntime> live)
     {
+        if (s_entries.Count == 0 && s_carried.Count == 0)
+        {
+            return [];
+        }
+
         long now = Environment.TickCount64;
         long retention = MyriadMetrics.RetentionMilliseconds;
-        lock (s_lock)
+        List<RetiredRuntime>? expired = null;
+        s_entries.RemoveAll(e =>
         {
-            if (s_entries.Count == 0)
+            if (now - e.RetiredAt < retention)
             {
-                return [];
+                return false;
             }
 
-            s_entries.RemoveAll(e => now - e.RetiredAt >= retention);
-            foreach (RetiredRuntime entry in s_entries)
-            {
-                entry.FreezeIfDrained();
-            }
+            (expired ??= []).Add(e);
+            return true;
+        });
 
-            return s_entries.ToArray();
+        foreach (RetiredRuntime entry in s_entries)
+        {
+            entry.FreezeIfDrained();
         }
+
+        if (expired is not null)
+        {
+            foreach (RetiredRuntime entry in expired)
+            {
+                if (InUse(entry.Name, live))
+                {
+                    Carry(entry);
+                }
+            }
+        }
+
+        if (s_carried.Count > 0)
+        {
+            List<string>? ended = null;
+            foreach (string name in s_carried.Keys)
+            {
+                if (!InUse(name, live))
+                {
+                    (ended ??= []).Add(name);
+                }
+            }
+
+            ended?.ForEach(name => s_carried.Remove(name));
+        }
+
+        return s_entries.ToArray();
+    }
+
+    /// <summary>The carried totals per name (see the type's remarks). Under <see cref="Gate"/>.</summary>
+    internal static IEnumerable<KeyValuePair<string, RuntimeTotals>> Carried => s_carried;
+
+    private static void Carry(RetiredRuntime entry)
+    {
+        RuntimeTotals totals = entry.Totals();
+        s_carried[entry.Name] = s_carried.TryGetValue(entry.Name, out RuntimeTotals before) ? before + totals : totals;
+    }
+
+    private static bool InUse(string name, ICollection<JobRuntime> live)
+    {
+        foreach (RetiredRuntime entry in s_entries)
+        {
+            if (entry.Name == name)
+            {
+                return true;
+            }
+        }
+
+        foreach (JobRuntime runtime in live)
+        {
+            if (runtime.Name == name)
+            {
+                return true;
+            }
+        }
+
+        return false;
     }
 }
 
-/// <summary>One retired runtime; see <see cref="RetiredRuntimes"/>. Mutated only under its lock.</summary>
 internal sealed class RetiredRuntime(JobRuntime runtime, long retiredAt)
 {
     private JobRuntime? _runtime = runtime;
@@ -77,6 +158,9 @@ internal sealed class RetiredRuntime(JobRuntime runtime, long retiredAt)
 
     /// <summary>What a collection reads: the live runtime while draining, the frozen totals after.</summary>
     internal RuntimeReading Reading => _runtime is { } live ? new RuntimeReading(live) : new RuntimeReading(_final);
+
+    /// <summary>The cumulative counts now: the frozen ones, or the runtime's current ones.</summary>
+    internal RuntimeTotals Totals() => _runtime is { } live ? RuntimeTotals.Of(live) : _final;
 
     internal void FreezeIfDrained()
     {
@@ -95,7 +179,17 @@ internal sealed class RetiredRuntime(JobRuntime runtime, long retiredAt)
 }
 
 /// <summary>The monotonic totals of a runtime that finished draining.</summary>
-internal readonly record struct RuntimeTotals(long Spawned, long Completed, long Unobserved, long Steals, long Parks);
+internal readonly record struct RuntimeTotals(long Spawned, long Completed, long Unobserved, long Steals, long Parks)
+{
+    internal static RuntimeTotals Of(JobRuntime runtime)
+    {
+        SchedulerStats stats = runtime.Stats();
+        return new RuntimeTotals(runtime.SpawnedCount, runtime.CompletedCount, runtime.UnobservedExceptionCount, stats.Steals, stats.Parks);
+    }
+
+    public static RuntimeTotals operator +(RuntimeTotals a, RuntimeTotals b) =>
+        new(a.Spawned + b.Spawned, a.Completed + b.Completed, a.Unobserved + b.Unobserved, a.Steals + b.Steals, a.Parks + b.Parks);
+}
 
 /// <summary>One runtime's values as the instruments read them: from a live runtime, or from frozen totals (no queue, no workers).</summary>
 internal readonly struct RuntimeReading
@@ -105,13 +199,20 @@ internal readonly struct RuntimeReading
 
     internal RuntimeReading(JobRuntime runtime) => _runtime = runtime;
 
-    internal RuntimeReading(RuntimeTotals totals) => _totals = totals;
+    internal RuntimeReading(RuntimeTotals totals, bool carried = false)
+    {
+        _totals = totals;
+        _carried = carried;
+    }
+
+    /// <summary>Counts carried into a name's series from a runtime no longer measured: no job of theirs is active.</summary>
+    private readonly bool _carried;
 
     internal long Spawned => _runtime?.SpawnedCount ?? _totals.Spawned;
 
     internal long Completed => _runtime?.CompletedCount ?? _totals.Completed;
 
-    internal long Active => _runtime is { } live ? MyriadMetrics.ActiveJobs(live) : Math.Max(0, _totals.Spawned - _totals.Completed);
+    internal long Active => _runtime is { } live ? MyriadMetrics.ActiveJobs(live) : _carried ? 0 : Math.Max(0, _totals.Spawned - _totals.Completed);
 
     internal long Unobserved => _runtime?.UnobservedExceptionCount ?? _totals.Unobserved;
 

@@ -173,14 +173,67 @@ public class MyriadMetricsTests
     }
 
     [Fact]
-    public void Register_SameNameAsRetiredRuntime_ReportsOnlyTheLiveOne()
+    public void Register_SameNameAsRetiredRuntime_ReportsOneSeriesContinuingItsCounts()
     {
-        new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1, Name = "reused-name" }).Dispose();
+        var retired = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1, Name = "reused-name" });
+        retired.Spawn(0, static _ => { }).Wait();
+        retired.Spawn(0, static _ => { }).Wait();
+        retired.Dispose();
+        Assert.Equal(2, Collect("reused-name")["myriad.jobs.spawned"]);
+
         using var live = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1, Name = "reused-name" });
         live.Spawn(0, static _ => { }).Wait();
 
         Assert.Equal(1, CollectAll("reused-name").Count(m => m.Instrument == "myriad.jobs.spawned"));
-        Assert.Equal(1, Collect("reused-name")["myriad.jobs.spawned"]);
+        Dictionary<string, long> values = Collect("reused-name");
+        Assert.Equal(3, values["myriad.jobs.spawned"]); // a counter: it never goes down
+        Assert.Equal(3, values["myriad.jobs.completed"]);
+        Assert.Equal(0, values["myriad.jobs.active"]);
+    }
+
+    [Fact]
+    public void Dispose_OneOfTwoNamesakes_CountersKeepItsTotalsAfterItsRetentionUntilTheSeriesEnds()
+    {
+        // Observable counters must never decrease: the series of the name dropped by the disposed
+        // runtime's totals once its retention ended, while its namesake lived on.
+        TimeSpan saved = MyriadMetrics.DisposedRuntimeRetention;
+        try
+        {
+            MyriadMetrics.DisposedRuntimeRetention = TimeSpan.Zero;
+            var first = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1, Name = "outlived-name" });
+            var second = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1, Name = "outlived-name" });
+            for (int i = 0; i < 3; i++)
+            {
+                first.Spawn(i, static _ => { }).Wait();
+            }
+
+            for (int i = 0; i < 4; i++)
+            {
+                second.Spawn(i, static _ => { }).Wait();
+            }
+
+            first.Dispose();
+            for (int collection = 0; collection < 2; collection++)
+            {
+                Dictionary<string, long> values = Collect("outlived-name");
+                Assert.Equal(7, values["myriad.jobs.spawned"]);
+                Assert.Equal(7, values["myriad.jobs.completed"]);
+                Assert.Equal(0, values["myriad.jobs.active"]);
+            }
+
+            second.Spawn(0, static _ => { }).Wait();
+            Assert.Equal(8, Collect("outlived-name")["myriad.jobs.spawned"]);
+
+            second.Dispose();
+            Assert.Empty(Collect("outlived-name")); // the last runtime of the name left: the series ended
+
+            using var later = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1, Name = "outlived-name" });
+            Assert.Equal(0, Collect("outlived-name")["myriad.jobs.spawned"]); // a new series
+        }
+        finally
+        {
+            MyriadMetrics.DisposedRuntimeRetention = saved;
+        }
     }
 
     [Fact]
