@@ -56,7 +56,7 @@ internal static class Cli
 
     private static readonly Option<string?> VariantOption = new("--variant")
     {
-        Description = "run only these variants (e.g. tpl,myriad,myriad-aot,go)",
+        Description = "run only these variants (e.g. myriad,go; --list shows the variants of each experiment: the TPL ones differ, such as tpl-run and tpl-startnew for spawn)",
         HelpName = "V[,V]",
     };
 

@@ -390,6 +390,9 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     /// only once disposal is complete, also when another thread started it, except on one of the
     /// runtime's own threads, which cannot wait for the workers it is one of.
     /// </summary>
+    /// <remarks>A runtime stays registered (its id, its metrics series) until it is disposed, even
+    /// when nothing references it any more: dispose every runtime you create. At most 32,767
+    /// runtimes can exist undisposed at once.</remarks>
     public void Dispose()
     {
         if (Interlocked.Exchange(ref _disposed, 1) == 0)

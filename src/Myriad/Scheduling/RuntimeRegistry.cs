@@ -60,7 +60,7 @@ internal static class RuntimeRegistry
             }
             else if (!s_released.TryDequeue(out id))
             {
-                throw new InvalidOperationException($"More than {MaxId} Myriad runtimes are alive at once; dispose runtimes that are no longer used.");
+                throw new InvalidOperationException($"More than {MaxId} Myriad runtimes exist undisposed at once; dispose runtimes that are no longer used (a runtime stays registered until it is disposed, even when nothing references it).");
             }
 
             SetRefusing(id, false);
