@@ -40,6 +40,7 @@ internal sealed unsafe class IoDriver : IDisposable
     private int _slotCount;
     private int _registered;
     private int _pollerHeld;
+    private long _polls;
     private byte* _events;
     private volatile bool _disposed;
 
@@ -54,6 +55,12 @@ internal sealed unsafe class IoDriver : IDisposable
     internal int RegisteredCount => Volatile.Read(ref _registered);
 
     internal bool IsDisposed => _disposed;
+
+    /// <summary>Polls so far, by whoever held the token: the runtime's watchdog reads it to see that somebody still polls.</summary>
+    internal long PollCount => Volatile.Read(ref _polls);
+
+    /// <summary>Whether some thread holds the poller token now (it polls, or is about to, or dispatches).</summary>
+    internal bool IsPollerHeld => Volatile.Read(ref _pollerHeld) != 0;
 
     /// <summary>Creates the epoll instance and its eventfd.</summary>
     /// <exception cref="IOException">The kernel refused (out of descriptors, say).</exception>
@@ -153,6 +160,7 @@ internal sealed unsafe class IoDriver : IDisposable
     /// </summary>
     internal int Poll(int timeoutMilliseconds)
     {
+        Volatile.Write(ref _polls, _polls + 1); // only the token holder writes it
         int count = LinuxNative.EpollWait(_epfd, _events, EventCapacity, timeoutMilliseconds);
         if (count < 0)
         {
@@ -263,6 +271,16 @@ internal sealed unsafe class IoDriver : IDisposable
         foreach (IoRegistration registration in live)
         {
             registration.Abort(reason);
+        }
+
+        // The workers have left, but the runtime's watchdog may be in a rescue poll (it polls when
+        // nobody else did for a while): take the token, never to give it back, before the event
+        // buffer and the descriptors go. TryAcquirePoller refuses once _disposed is set, so only a
+        // poll that took the token before that can be in flight, and it ends quickly (no timeout).
+        SpinWait spin = default;
+        while (Interlocked.CompareExchange(ref _pollerHeld, 1, 0) != 0)
+        {
+            spin.SpinOnce();
         }
 
         LinuxNative.Close(_eventFd);

@@ -172,6 +172,17 @@ public sealed partial class MultiThreadRuntime
         }
     }
 
+    /// <summary>Starts the watchdog if it is not running yet, and makes it look at once (it then times its sleep by what it watches).</summary>
+    private void EnsureWatchdog()
+    {
+        if (_watchdog is null)
+        {
+            StartWatchdog();
+        }
+
+        _watchdogParker.Unpark();
+    }
+
     private void StartWatchdog()
     {
         lock (_watchdogParker)
@@ -199,6 +210,8 @@ public sealed partial class MultiThreadRuntime
     /// </summary>
     /// <remarks>
     /// Each tick:
+    /// 0. Once per <see cref="RuntimeOptions.SpareThreadDelay"/>, whether armed or not, see that somebody
+    ///    polls the I/O driver (<see cref="WatchIo"/>).
     /// 1. Disarm.
     /// 2. If no work is visible, sleep until re-armed.
     /// 3. Otherwise look at each place that holds work: a worker's run queue and next-job slot, and
@@ -228,15 +241,36 @@ public sealed partial class MultiThreadRuntime
         long lastRemovals = -1;
         long stalledSince = 0;
         long busySince = 0;
+        long lastPolls = -1;
+        long lastIoLook = 0;
+        int ioInterval = _options.SpareThreadDelayMilliseconds;
         Array.Fill(lastRun, -1);
         Array.Fill(lastJobs, -1);
 
         // Not just until shutdown: a worker blocked during the drain still needs a spare thread.
         while (Volatile.Read(ref _disposalFinished) == 0)
         {
+            // Step 0, I/O (WatchIo): at most once per interval, armed or not; once the runtime has an
+            // I/O driver, an unarmed watchdog sleeps for the interval rather than until re-armed (a
+            // socket may register at any time; the look costs a few loads, 50 times a second).
+            long now = Environment.TickCount64;
+            if (now - lastIoLook >= ioInterval)
+            {
+                lastIoLook = now;
+                WatchIo(ref lastPolls);
+            }
+
             if (Volatile.Read(ref _wakeTimerArmed) == 0)
             {
-                _watchdogParker.Park();
+                if (IoDriverOrNull is not null)
+                {
+                    _watchdogParker.Park(ioInterval);
+                }
+                else
+                {
+                    _watchdogParker.Park();
+                }
+
                 continue;
             }
 

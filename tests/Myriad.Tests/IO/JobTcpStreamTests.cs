@@ -16,6 +16,46 @@ public sealed class JobTcpStreamTests
     private static readonly TimeSpan Limit = TimeSpan.FromSeconds(20);
 
     [Fact]
+    public void AcceptAndRead_WhileEveryWorkerIsBlockedOutsideMyriad_AreServed()
+    {
+        // Only workers polled the driver. With the only worker blocked in a call Myriad cannot see
+        // (here an event wait; a synchronous read of another connection in a server), a new
+        // connection's readiness waited in the kernel, and no spare thread started either: spares
+        // start for queued work, and nothing was queued. The watchdog now polls when nobody did.
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1 });
+        using var listener = JobTcpListener.Bind(IoTestSupport.Loopback, runtime);
+        using var blocked = new ManualResetEventSlim();
+        using var release = new ManualResetEventSlim();
+        var server = runtime.Spawn(listener, static async l =>
+        {
+            using JobTcpConnection connection = await l.AcceptAsync();
+            byte[] buffer = new byte[1];
+            int read = await connection.ReadAsync(buffer);
+            return read == 1 ? buffer[0] : -1;
+        }).AsTask();
+        try
+        {
+            Thread.Sleep(50); // the accept parks in the driver
+            runtime.SpawnDetached((blocked, release), static s =>
+            {
+                s.blocked.Set();
+                s.release.Wait(); // the only worker is out of service
+            });
+            Assert.True(blocked.Wait(Limit));
+
+            using var client = new Socket(SocketType.Stream, ProtocolType.Tcp);
+            client.Connect(listener.LocalEndPoint);
+            client.Send([42]);
+            Assert.True(server.Wait(Limit), "the server was never served");
+            Assert.Equal(42, server.Result);
+        }
+        finally
+        {
+            release.Set();
+        }
+    }
+
+    [Fact]
     public void ReadLine_SynchronousInsideAJobOnOneWorker_CompletesEachRoundTrip()
     {
         // The only worker blocks in ReadLine: nobody else could poll the driver for it.
