@@ -120,7 +120,17 @@ public sealed partial class JobTcpConnection : IDisposable
         }
 
         IoDriver? driver = DriverOf(runtime);
-        var socket = new Socket(remote.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
+        Socket socket;
+        try
+        {
+            socket = new Socket(remote.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
+        }
+        catch (SocketException noSocket)
+        {
+            // Out of descriptors, say: a faulted job, as every later failure of the attempt is.
+            return Job.FromException<JobTcpConnection>(noSocket);
+        }
+
         try
         {
             return driver is null ? ConnectBcl(socket, remote, cancellationToken) : ConnectNative(socket, remote, driver, cancellationToken);

@@ -1,4 +1,5 @@
 using System;
+using System.IO;
 using System.Net;
 using System.Net.Sockets;
 using System.Runtime.InteropServices;
@@ -197,6 +198,13 @@ public sealed class JobTcpListener : IDisposable
             // The BCL's report of a listener closed under a pending accept; this type promises
             // ObjectDisposedException on both paths.
             throw new ObjectDisposedException(nameof(JobTcpListener));
+        }
+        catch (SocketException failure) when (failure.SocketErrorCode is not SocketError.OperationAborted)
+        {
+            // The driver path reports a failed accept (EMFILE: out of descriptors) as an IOException
+            // naming the error, as this type promises; the BCL's is a SocketException, which an
+            // accept loop catching IOException would not survive.
+            throw new IOException($"accept failed: {failure.Message} ({failure.SocketErrorCode}).", failure);
         }
         finally
         {
