@@ -97,6 +97,31 @@ public sealed partial class JobTcpConnection : IDisposable
     }
 
     /// <summary>
+    /// What closing does with unsent data (<see cref="Socket.LingerState"/>): a
+    /// <see cref="LingerOption"/> enabled with a zero timeout makes <see cref="Dispose"/> reset the
+    /// connection (the peer sees a reset rather than the end of the stream).
+    /// </summary>
+    public LingerOption LingerState
+    {
+        get => Socket.LingerState!;
+        set => Socket.LingerState = value;
+    }
+
+    /// <summary>The size of the kernel's receive buffer, in bytes (<see cref="Socket.ReceiveBufferSize"/>).</summary>
+    public int ReceiveBufferSize
+    {
+        get => Socket.ReceiveBufferSize;
+        set => Socket.ReceiveBufferSize = value;
+    }
+
+    /// <summary>The size of the kernel's send buffer, in bytes (<see cref="Socket.SendBufferSize"/>).</summary>
+    public int SendBufferSize
+    {
+        get => Socket.SendBufferSize;
+        set => Socket.SendBufferSize = value;
+    }
+
+    /// <summary>
     /// Connects to <paramref name="remote"/>, driven by the current thread's runtime when that is a
     /// <see cref="MultiThreadRuntime"/> on Linux.
     /// </summary>

@@ -130,6 +130,42 @@ public sealed class JobTcpConnectionTests
     [Theory]
     [InlineData(true)]
     [InlineData(false)]
+    public void Dispose_WithLingerStateZero_ResetsThePeer(bool driver)
+    {
+        // The socket options users set on a TcpClient: a linger of zero makes the close a reset.
+        using var runtime = NewRuntime();
+        SocketError seen = Bounded.Run(runtime, async () =>
+        {
+            using var listener = JobTcpListener.Bind(IoTestSupport.Loopback, driver ? JobRuntime.Current : null);
+            using var peer = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+            peer.Connect(listener.LocalEndPoint);
+            JobTcpConnection server = await listener.AcceptAsync();
+            Assert.Equal(driver && OperatingSystem.IsLinux(), server.UsesIoDriver);
+            server.LingerState = new LingerOption(true, 0);
+            Assert.True(server.LingerState.Enabled);
+            Assert.Equal(0, server.LingerState.LingerTime);
+            server.ReceiveBufferSize = 64 * 1024;
+            Assert.True(server.ReceiveBufferSize >= 64 * 1024); // the kernel may round it up
+            server.SendBufferSize = 64 * 1024;
+            Assert.True(server.SendBufferSize >= 64 * 1024);
+            server.Dispose();
+            try
+            {
+                peer.Receive(new byte[1]);
+                return SocketError.Success;
+            }
+            catch (SocketException error)
+            {
+                return error.SocketErrorCode;
+            }
+        });
+
+        Assert.Equal(SocketError.ConnectionReset, seen);
+    }
+
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
     public void AsStream_PeerReset_ReadsAndWritesThrowIOExceptionAroundTheSocketError(bool driver)
     {
         // As NetworkStream: code written against Stream catches IOException, with the socket's
