@@ -37,6 +37,13 @@ internal sealed class PerThread
     internal MultiThreadRuntime? PendingWake;
 
     /// <summary>
+    /// Set while a thread that must run no user code completes cells (a runtime's watchdog in its
+    /// I/O rescue poll): a detached job's failure then raises <c>UnobservedException</c> from an item
+    /// queued on the runtime, rather than in the handler's code on this thread.
+    /// </summary>
+    internal bool RunsNoUserCode;
+
+    /// <summary>
     /// The failure this thread last threw out of a job's cell to its awaiter, until the thread's next
     /// failed completion takes it; see <see cref="Jobs.JobFailure"/>.
     /// </summary>

@@ -96,7 +96,7 @@ public sealed partial class DeterministicRuntime
         return live;
     }
 
-    /// <summary>The most cells <see cref="LeadsOutside"/> follows; the limit guards against a cycle read from a racy snapshot.</summary>
+    /// <summary>The most cells <see cref="LeadsOutside"/> follows; the limit guards against a cycle read from a racy snapshot, and a chain it cannot finish counts as leading outside (a deadlock is reported only when proven).</summary>
     private const int MaxWaitHops = 16;
 
     /// <summary>
@@ -124,7 +124,9 @@ public sealed partial class DeterministicRuntime
             current = awaitedBy.TryGetValue(current, out JobCell? next) ? next : current.AwaitedCell();
         }
 
-        return false;
+        // Out of hops before the chain ended (a long chain of spawns, each returning the next one's
+        // job): not proven stuck, so not reported. A chain that ended (null) is stuck.
+        return current is not null;
     }
 
     private protected override void ThrowIfDeadlocked(BlockingWaiter waiter, JobCell? waitedOn = null)

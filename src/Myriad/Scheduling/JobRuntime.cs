@@ -81,7 +81,8 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     /// <summary>A snapshot of the scheduler's queues and workers.</summary>
     public abstract Diagnostics.SchedulerStats Stats();
 
-    /// <summary>Raised when a detached job fails. Runs on the thread that completed the job.</summary>
+    /// <summary>Raised when a detached job fails. Runs on the thread that completed the job (on one of the
+    /// runtime's threads when that was the runtime's watchdog, which runs no user code).</summary>
     /// <remarks>A handler should not throw. If one does, its exception is not allowed to unwind
     /// through the completing job: it is rethrown on the thread pool, where an <c>async void</c>
     /// method's exception would go (an unhandled exception, which ends the process by default).</remarks>
@@ -209,9 +210,22 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
             return;
         }
 
+        if (PerThread.CurrentOrNull is { RunsNoUserCode: true })
+        {
+            // The watchdog completed the job (Scheduling/MultiThreadRuntime.Io.cs, WatchIo): a
+            // handler that blocked there would stop the runtime's rescue of blocked workers.
+            Schedule(new RaiseUnobserved(handler, this, exception));
+            return;
+        }
+
+        InvokeUnobserved(handler, this, exception);
+    }
+
+    private static void InvokeUnobserved(EventHandler<UnobservedJobExceptionEventArgs> handler, JobRuntime runtime, Exception exception)
+    {
         try
         {
-            handler(this, new UnobservedJobExceptionEventArgs(exception));
+            handler(runtime, new UnobservedJobExceptionEventArgs(exception));
         }
         catch (Exception handlerFailure)
         {
@@ -220,6 +234,13 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
             // bookkeeping or complete something twice. See the event's remarks.
             ThrowHelper.ContinuationFailed(handlerFailure);
         }
+    }
+
+    /// <summary>An <see cref="UnobservedException"/> raise moved off a thread that runs no user code.</summary>
+    private sealed class RaiseUnobserved(EventHandler<UnobservedJobExceptionEventArgs> handler, JobRuntime runtime, Exception exception) : WorkItem
+    {
+        // After the runtime's disposal, the default Abandon runs this on the thread pool: the raise still happens.
+        internal override void Execute(PerThread state) => InvokeUnobserved(handler, runtime, exception);
     }
 
     /// <summary>

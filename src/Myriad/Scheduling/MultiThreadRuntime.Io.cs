@@ -66,13 +66,17 @@ public sealed partial class MultiThreadRuntime
     /// and events cannot reach them there). With every worker so occupied, readiness that arrives
     /// would wait in the kernel for good, and the spare threads would never start: they start for
     /// queued work, and this work is not queued yet.
-    /// 1. If nobody polled since the last look (<see cref="IoDriver.PollCount"/> unchanged) and nobody
-    ///    holds the token now (a worker blocked in <c>epoll_wait</c> holds it), take the token and
-    ///    poll without blocking.
-    /// 2. Hand the events to their sockets with this thread's trampoline depth at its limit, so that
+    /// 1. If somebody polled since the last look (<see cref="IoDriver.PollCount"/> moved) or holds the
+    ///    token now (a worker blocked in <c>epoll_wait</c> holds it), stop.
+    /// 2. If a worker is parked, it is asleep on its parker: wake it, and stop. It finds no work and
+    ///    parks again, in the driver this time.
+    /// 3. Otherwise every worker is busy or blocked: take the token and poll without blocking.
+    /// 4. Hand the events to their sockets with this thread's trampoline depth at its limit, so that
     ///    every continuation they release is deferred to this thread's queue instead of running here
-    ///    (this thread runs no job and no user code), then queue them all on the runtime. A parked
-    ///    worker is woken for them; if none is, the stall check starts a spare thread.
+    ///    (this thread runs no job and no user code: a detached job's failure, which a cell observer
+    ///    reports inline, raises its event from a queued item, see <see cref="PerThread.RunsNoUserCode"/>),
+    ///    then queue them all on the runtime, where the stall check starts a spare thread to run them
+    ///    if the workers stay blocked.
     /// </summary>
     private void WatchIo(ref long lastPolls)
     {
@@ -90,20 +94,30 @@ public sealed partial class MultiThreadRuntime
             return;
         }
 
+        if (_idle.IdleCount != 0)
+        {
+            // A worker sleeps on its parker (it found the token taken when it parked): wake it
+            // instead. It finds nothing to run, parks again and, the token being free, blocks in
+            // the driver, where events reach it at once; a poll from here would leave it asleep.
+            _idle.NotifyWork();
+            return;
+        }
+
         if (!driver.TryAcquirePoller())
         {
             return;
         }
 
-        var released = new List<WorkItem>();
+        PerThread state = PerThread.Current;
+        List<WorkItem>? released = null;
         try
         {
             int count = driver.Poll(0);
             if (count > 0)
             {
-                PerThread state = PerThread.Current;
                 int depth = state.Depth;
                 state.Depth = MyriadDefaults.MaxInlineDepth;
+                state.RunsNoUserCode = true; // cell observers still run inline: see RaiseUnobservedException
                 try
                 {
                     driver.Dispatch(count);
@@ -111,11 +125,12 @@ public sealed partial class MultiThreadRuntime
                 finally
                 {
                     state.Depth = depth;
+                    state.RunsNoUserCode = false;
                 }
 
                 while (state.Deferred is { } deferred && deferred.TryDequeue(out WorkItem? item))
                 {
-                    released.Add(item);
+                    (released ??= []).Add(item);
                 }
             }
         }
@@ -125,7 +140,7 @@ public sealed partial class MultiThreadRuntime
             driver.ReleasePoller();
         }
 
-        if (released.Count > 0)
+        if (released is not null)
         {
             ScheduleBatch(CollectionsMarshal.AsSpan(released));
         }

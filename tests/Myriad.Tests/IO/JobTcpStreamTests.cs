@@ -3,6 +3,7 @@ using System.IO;
 using System.Net.Sockets;
 using System.Runtime.CompilerServices;
 using System.Threading;
+using System.Threading.Tasks;
 using Myriad.IO;
 using Myriad.Scheduling;
 using Myriad.Tests.Support;
@@ -52,6 +53,53 @@ public sealed class JobTcpStreamTests
         finally
         {
             release.Set();
+        }
+    }
+
+    [Fact]
+    public void DetachedRead_FailingWhileEveryWorkerIsBlocked_RaisesUnobservedExceptionOnARuntimeThread()
+    {
+        // The watchdog's rescue poll completes the read; a detached job's failure is reported
+        // inline by its observer, and the handler (user code) ran on the watchdog thread, holding
+        // the poller token: a handler that blocked would stop every later rescue.
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1 });
+        var raised = new TaskCompletionSource<(bool OnRuntimeThread, Exception Error)>(TaskCreationOptions.RunContinuationsAsynchronously);
+        runtime.UnobservedException += (sender, e) => raised.TrySetResult((((JobRuntime)sender!).IsRuntimeThread, e.Exception));
+        using var listener = JobTcpListener.Bind(IoTestSupport.Loopback, runtime);
+        using var blocked = new ManualResetEventSlim();
+        using var release = new ManualResetEventSlim();
+        Task<JobTcpConnection> accepted = runtime.Spawn((runtime, listener), static async s =>
+        {
+            JobTcpConnection connection = await s.listener.AcceptAsync();
+            s.runtime.Detach(connection.ReadAsync(new byte[16])); // the operation itself, observed where it completes; fails when the peer resets
+            return connection;
+        }).AsTask();
+        using var client = new Socket(SocketType.Stream, ProtocolType.Tcp);
+        try
+        {
+            client.Connect(listener.LocalEndPoint);
+            Assert.True(accepted.Wait(Limit));
+            Thread.Sleep(50); // the read parks in the driver
+            runtime.SpawnDetached((blocked, release), static s =>
+            {
+                s.blocked.Set();
+                s.release.Wait(); // the only worker is out of service
+            });
+            Assert.True(blocked.Wait(Limit));
+            IoTestSupport.ResetOnClose(client);
+            client.Close();
+
+            Assert.True(raised.Task.Wait(Limit), "no UnobservedException");
+            Assert.True(raised.Task.Result.OnRuntimeThread, "the handler ran off the runtime's threads");
+            Assert.IsType<SocketException>(raised.Task.Result.Error);
+        }
+        finally
+        {
+            release.Set();
+            if (accepted.IsCompletedSuccessfully)
+            {
+                accepted.Result.Dispose();
+            }
         }
     }
 

@@ -95,6 +95,19 @@ public sealed class DeadlockTests
             await Task.Delay(d);
             return 43;
         })))));
+
+        // A chain longer than the check follows (20 spawns, each returning the next one's job) is
+        // not proven stuck either.
+        Assert.Equal(44, TestHelpers.OnThread(() => runtime.Run((runtime, other, outside), static s => Nested(s.runtime, s.other, s.outside, 20))));
+
+        static Job<int> Nested(DeterministicRuntime runtime, MultiThreadRuntime other, TimeSpan outside, int depth) =>
+            depth == 0
+                ? other.Spawn(outside, static async d =>
+                {
+                    await Task.Delay(d);
+                    return 44;
+                })
+                : runtime.Spawn((runtime, other, outside, depth), static n => Nested(n.runtime, n.other, n.outside, n.depth - 1));
     }
 
     [Fact]
