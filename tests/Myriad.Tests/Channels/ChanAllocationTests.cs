@@ -80,43 +80,33 @@ public sealed class ChanAllocationTests
     [Fact]
     public void PingPong_UnbufferedBetweenTwoJobs_AllocatesNothingPerRoundTrip()
     {
-        using var runtime = new CurrentThreadRuntime();
-        Chan<int> ping = Chan.Unbuffered<int>();
-        Chan<int> pong = Chan.Unbuffered<int>();
-        long allocated = Bounded.Run(runtime, async () =>
-        {
-            Job ponger = runtime.Spawn((ping, pong), static async s =>
+        long allocated = PingPongAllocations(
+            static async (ping, pong) =>
             {
                 while (true)
                 {
-                    var (v, ok) = await s.ping.ReceiveOkAsync();
+                    var (v, ok) = await ping.ReceiveOkAsync();
                     if (!ok)
                     {
                         return;
                     }
 
-                    await s.pong.SendAsync(v + 1);
+                    await pong.SendAsync(v + 1);
+                }
+            },
+            static async (ping, pong, n) =>
+            {
+                for (int i = 0; i < n; i++)
+                {
+                    await ping.SendAsync(i);
+                    if (await pong.ReceiveAsync() != i + 1)
+                    {
+                        throw new InvalidOperationException("wrong reply"); // not Assert.Equal: it allocates
+                    }
                 }
             });
-            long bytes = await SteadyState.AllocatedBytesAsync(n => RoundTrips(ping, pong, n), Iterations);
-            ping.Close();
-            await ponger;
-            return bytes;
-        });
 
         Assert.True(allocated == 0, $"{allocated} bytes for {Iterations} round trips ({(double)allocated / Iterations:F2} B each)");
-
-        static async Job RoundTrips(Chan<int> ping, Chan<int> pong, int n)
-        {
-            for (int i = 0; i < n; i++)
-            {
-                await ping.SendAsync(i);
-                if (await pong.ReceiveAsync() != i + 1)
-                {
-                    throw new InvalidOperationException("wrong reply"); // not Assert.Equal: it allocates
-                }
-            }
-        }
     }
 
     [Fact]
@@ -124,38 +114,48 @@ public sealed class ChanAllocationTests
     {
         // Every ReadAsync here waits (the other side has not written yet): the view's waiting read
         // is a pooled box, reused once the awaiting job consumed its outcome.
+        long allocated = PingPongAllocations(
+            static async (ping, pong) =>
+            {
+                while (await ping.Reader.WaitToReadAsync())
+                {
+                    int v = await ping.Reader.ReadAsync();
+                    await pong.Writer.WriteAsync(v + 1);
+                }
+            },
+            static async (ping, pong, n) =>
+            {
+                for (int i = 0; i < n; i++)
+                {
+                    await ping.Writer.WriteAsync(i);
+                    if (await pong.Reader.ReadAsync() != i + 1)
+                    {
+                        throw new InvalidOperationException("wrong reply"); // not Assert.Equal: it allocates
+                    }
+                }
+            });
+
+        Assert.True(allocated == 0, $"{allocated} bytes for {Iterations} round trips ({(double)allocated / Iterations:F2} B each)");
+    }
+
+    /// <summary>
+    /// Bytes per <see cref="Iterations"/> steady-state round trips of <paramref name="roundTrips"/>
+    /// against a spawned <paramref name="ponger"/> over two unbuffered channels, on a current-thread
+    /// runtime; closing the ping channel ends the ponger.
+    /// </summary>
+    private static long PingPongAllocations(Func<Chan<int>, Chan<int>, Job> ponger, Func<Chan<int>, Chan<int>, int, Job> roundTrips)
+    {
         using var runtime = new CurrentThreadRuntime();
         Chan<int> ping = Chan.Unbuffered<int>();
         Chan<int> pong = Chan.Unbuffered<int>();
-        long allocated = Bounded.Run(runtime, async () =>
+        return Bounded.Run(runtime, async () =>
         {
-            Job ponger = runtime.Spawn((ping, pong), static async s =>
-            {
-                while (await s.ping.Reader.WaitToReadAsync())
-                {
-                    int v = await s.ping.Reader.ReadAsync();
-                    await s.pong.Writer.WriteAsync(v + 1);
-                }
-            });
-            long bytes = await SteadyState.AllocatedBytesAsync(n => RoundTrips(ping, pong, n), Iterations);
+            Job answering = runtime.Spawn((ping, pong, ponger), static s => s.ponger(s.ping, s.pong));
+            long bytes = await SteadyState.AllocatedBytesAsync(n => roundTrips(ping, pong, n), Iterations);
             ping.Close();
-            await ponger;
+            await answering;
             return bytes;
         });
-
-        Assert.True(allocated == 0, $"{allocated} bytes for {Iterations} round trips ({(double)allocated / Iterations:F2} B each)");
-
-        static async Job RoundTrips(Chan<int> ping, Chan<int> pong, int n)
-        {
-            for (int i = 0; i < n; i++)
-            {
-                await ping.Writer.WriteAsync(i);
-                if (await pong.Reader.ReadAsync() != i + 1)
-                {
-                    throw new InvalidOperationException("wrong reply"); // not Assert.Equal: it allocates
-                }
-            }
-        }
     }
 
     [Fact]

@@ -157,14 +157,20 @@ public class MyriadMetricsTests
     }
 
     [Fact]
-    public void Retention_Zero_DropsDisposedRuntimeFromMeasurements()
+    public void Retention_Zero_DropsDisposedRuntimeFromMeasurements() => WithZeroRetention(static () =>
+    {
+        new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1, Name = "dropped-at-once" }).Dispose();
+        Assert.Empty(Collect("dropped-at-once"));
+    });
+
+    /// <summary>Runs <paramref name="body"/> with <see cref="MyriadMetrics.DisposedRuntimeRetention"/> at zero, restored after.</summary>
+    private static void WithZeroRetention(Action body)
     {
         TimeSpan saved = MyriadMetrics.DisposedRuntimeRetention;
         try
         {
             MyriadMetrics.DisposedRuntimeRetention = TimeSpan.Zero;
-            new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1, Name = "dropped-at-once" }).Dispose();
-            Assert.Empty(Collect("dropped-at-once"));
+            body();
         }
         finally
         {
@@ -192,49 +198,40 @@ public class MyriadMetricsTests
     }
 
     [Fact]
-    public void Dispose_OneOfTwoNamesakes_CountersKeepItsTotalsAfterItsRetentionUntilTheSeriesEnds()
+    public void Dispose_OneOfTwoNamesakes_CountersKeepItsTotalsAfterItsRetentionUntilTheSeriesEnds() => WithZeroRetention(static () =>
     {
         // Observable counters must never decrease: the series of the name dropped by the disposed
         // runtime's totals once its retention ended, while its namesake lived on.
-        TimeSpan saved = MyriadMetrics.DisposedRuntimeRetention;
-        try
+        var first = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1, Name = "outlived-name" });
+        var second = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1, Name = "outlived-name" });
+        for (int i = 0; i < 3; i++)
         {
-            MyriadMetrics.DisposedRuntimeRetention = TimeSpan.Zero;
-            var first = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1, Name = "outlived-name" });
-            var second = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1, Name = "outlived-name" });
-            for (int i = 0; i < 3; i++)
-            {
-                first.Spawn(i, static _ => { }).Wait();
-            }
-
-            for (int i = 0; i < 4; i++)
-            {
-                second.Spawn(i, static _ => { }).Wait();
-            }
-
-            first.Dispose();
-            for (int collection = 0; collection < 2; collection++)
-            {
-                Dictionary<string, long> values = Collect("outlived-name");
-                Assert.Equal(7, values["myriad.jobs.spawned"]);
-                Assert.Equal(7, values["myriad.jobs.completed"]);
-                Assert.Equal(0, values["myriad.jobs.active"]);
-            }
-
-            second.Spawn(0, static _ => { }).Wait();
-            Assert.Equal(8, Collect("outlived-name")["myriad.jobs.spawned"]);
-
-            second.Dispose();
-            Assert.Empty(Collect("outlived-name")); // the last runtime of the name left: the series ended
-
-            using var later = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1, Name = "outlived-name" });
-            Assert.Equal(0, Collect("outlived-name")["myriad.jobs.spawned"]); // a new series
+            first.Spawn(i, static _ => { }).Wait();
         }
-        finally
+
+        for (int i = 0; i < 4; i++)
         {
-            MyriadMetrics.DisposedRuntimeRetention = saved;
+            second.Spawn(i, static _ => { }).Wait();
         }
-    }
+
+        first.Dispose();
+        for (int collection = 0; collection < 2; collection++)
+        {
+            Dictionary<string, long> values = Collect("outlived-name");
+            Assert.Equal(7, values["myriad.jobs.spawned"]);
+            Assert.Equal(7, values["myriad.jobs.completed"]);
+            Assert.Equal(0, values["myriad.jobs.active"]);
+        }
+
+        second.Spawn(0, static _ => { }).Wait();
+        Assert.Equal(8, Collect("outlived-name")["myriad.jobs.spawned"]);
+
+        second.Dispose();
+        Assert.Empty(Collect("outlived-name")); // the last runtime of the name left: the series ended
+
+        using var later = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1, Name = "outlived-name" });
+        Assert.Equal(0, Collect("outlived-name")["myriad.jobs.spawned"]); // a new series
+    });
 
     [Fact]
     public void Collect_TwoLiveRuntimesWithOneName_ReportsOneSummedSeries()
