@@ -78,8 +78,10 @@ public sealed class JobScope : IAsyncDisposable
     /// child; with a limit, first waits for a free slot. Await the result before the next spawn.
     /// </summary>
     /// <returns>A job that completes once the child was started (at once without a limit or with a free
-    /// slot, allocating nothing then). It ends with <see cref="OperationCanceledException"/> (and no child
-    /// is started) if the scope is canceled, so a spawning loop stops with the scope.</returns>
+    /// slot, allocating nothing then). If the scope is canceled, no child is started and it ends with
+    /// the scope's first failure when a child's failure canceled it (the exception awaiting the scope
+    /// throws), else with <see cref="OperationCanceledException"/>: a spawning loop stops with the
+    /// scope, with the exception that stopped it.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="body"/> is null.</exception>
     /// <exception cref="ObjectDisposedException">The scope was left (through the returned job).</exception>
     public Job SpawnAsync<TState>(TState state, Func<TState, CancellationToken, Job> body)
@@ -90,7 +92,8 @@ public sealed class JobScope : IAsyncDisposable
 
     /// <summary>Spawns a child only if a slot is free now (errgroup's <c>TryGo</c>); true if it was started.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="body"/> is null.</exception>
-    /// <exception cref="OperationCanceledException">The scope is canceled.</exception>
+    /// <exception cref="OperationCanceledException">The scope is canceled (by its token, or by a child that
+    /// was canceled); when a child's failure canceled it, that failure is thrown instead.</exception>
     /// <exception cref="ObjectDisposedException">The scope was left.</exception>
     public bool TrySpawn<TState>(TState state, Func<TState, CancellationToken, Job> body)
     {

@@ -165,9 +165,19 @@ internal sealed class ScopeCore<TResult> : CellObserver
         _lock.Enter();
         int current = _state;
         bool canceled = _token.IsCancellationRequested;
+        Exception? failure = null;
         if (current == Open && !canceled)
         {
             _live++;
+        }
+        else if (current != Disposed && _failures is { Count: > 0 })
+        {
+            // A child's failure canceled the scope (it is recorded before the cancellation runs):
+            // the spawning loop, which stops here before it reaches `await scope`, gets that failure,
+            // as awaiting the scope would give it, rather than a cancellation that hides it (and
+            // leaves the failure to the unobserved-exception event at disposal). A failure wins over
+            // a cancellation, as in Task.WhenAll.
+            failure = TakeOutcomeLocked();
         }
 
         _lock.Exit();
@@ -176,7 +186,7 @@ internal sealed class ScopeCore<TResult> : CellObserver
             _slots?.Release();
             return current == Disposed
                 ? new ObjectDisposedException(nameof(JobScope))
-                : new OperationCanceledException("The scope is canceled: no child is started.", CanceledToken);
+                : failure ?? new OperationCanceledException("The scope is canceled: no child is started.", CanceledToken);
         }
 
         Job<TResult> job;

@@ -176,6 +176,42 @@ public sealed class JobScopeTests
     }
 
     [Theory]
+    [InlineData(0)]
+    [InlineData(1)]
+    [InlineData(2)]
+    [InlineData(3)]
+    [InlineData(4)]
+    public void SpawnAsync_LoopWaitingForASlotWhenAChildFails_ThrowsThatFailure(int seed)
+    {
+        // The documented loop (SpawnAsync per item, then await the scope) stopped at a SpawnAsync
+        // that the failure's cancellation refused, with an OperationCanceledException, on some
+        // schedules (seeds 0 and 3): the failure itself went to UnobservedException at disposal.
+        using var runtime = new DeterministicRuntime(seed, "scope loop");
+        var unobserved = new List<Exception>();
+        runtime.UnobservedException += (_, e) => unobserved.Add(e.Exception);
+        InvalidOperationException error = Assert.Throws<InvalidOperationException>(() => Bounded.Run(runtime, async () =>
+        {
+            await using var scope = new JobScope(runtime, maxConcurrency: 2);
+            for (int n = 0; n < 4; n++)
+            {
+                await scope.SpawnAsync(n, static async (n, ct) =>
+                {
+                    await Job.Delay(TimeSpan.FromMilliseconds(10), ct);
+                    if (n == 0)
+                    {
+                        throw new InvalidOperationException("child 0 failed");
+                    }
+                });
+            }
+
+            await scope;
+        }));
+
+        Assert.Equal("child 0 failed", error.Message);
+        Assert.Empty(unobserved); // observed by the loop, so not reported again at disposal
+    }
+
+    [Theory]
     [MemberData(nameof(AllRuntimes))]
     public void SpawnAsync_WithLimit_NeverMoreChildrenRunningThanTheLimit(string runtimeName)
     {
