@@ -81,9 +81,7 @@ public sealed class JobScope : IAsyncDisposable
     /// slot, allocating nothing then). If the scope is canceled, no child is started and it ends with
     /// the scope's first failure when a child's failure canceled it (the exception awaiting the scope
     /// throws), else with <see cref="OperationCanceledException"/>: a spawning loop stops with the
-    /// scope, with the exception that stopped it. A spawn waiting for a slot learns of the
-    /// cancellation when a running child ends and gives its slot back (the wait takes no token, so
-    /// that it allocates nothing): children that ignore their token delay it.</returns>
+    /// scope, with the exception that stopped it, also while it waits for a slot.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="body"/> is null.</exception>
     /// <exception cref="ObjectDisposedException">The scope was left (through the returned job).</exception>
     public Job SpawnAsync<TState>(TState state, Func<TState, CancellationToken, Job> body)

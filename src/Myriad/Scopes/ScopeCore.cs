@@ -21,7 +21,10 @@ namespace Myriad;
 /// cancellation source is disposed; spawns throw <see cref="ObjectDisposedException"/>).</para>
 /// <para><b>Child protocol.</b>
 /// 1. A spawn first takes a slot when there is a limit (waiting for one if need be, with no token: a
-///    cancelable wait would allocate per child, and a canceled scope frees its slots as its children end).
+///    cancelable wait would allocate per child). Instead, the scope's cancellation adds one permit,
+///    which every refused spawn passes on (it gives back the slot it took, step 2): the spawns
+///    waiting then end at once, not when a running child ends. No child starts once the token is
+///    canceled, so the extra permit never lets more than the limit run.
 /// 2. Under the lock it checks the state and the token and counts the child live.
 /// 3. It spawns the body on the runtime with the scope's token, and registers this observer as the
 ///    continuation of the child's job.
@@ -73,7 +76,13 @@ internal sealed class ScopeCore<TResult> : CellObserver
             : new CancellationTokenSource();
         _token = _cts.Token;
         _outerToken = cancellationToken;
-        _slots = maxConcurrency > 0 ? new JobSemaphore(maxConcurrency, maxConcurrency) : null;
+        if (maxConcurrency > 0)
+        {
+            // No maximum count: a canceled scope adds one permit (step 1).
+            _slots = new JobSemaphore(maxConcurrency);
+            _token.UnsafeRegister(static s => ((JobSemaphore)s!).Release(), _slots);
+        }
+
         _results = collectsResults ? Chan.Unbounded<(TResult, bool)>() : null;
     }
 

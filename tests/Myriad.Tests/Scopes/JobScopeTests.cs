@@ -175,6 +175,48 @@ public sealed class JobScopeTests
         Assert.Equal(0, scope.LiveCount);
     }
 
+    [Fact]
+    public void SpawnAsync_WaitingForASlotWhenTheScopeIsCanceled_EndsAtOnce()
+    {
+        // The slot wait takes no token: it ended only when a running child gave its slot back, so
+        // a child that ignored its token (here one waiting for a promise) held the spawner too.
+        using var runtime = new CurrentThreadRuntime();
+        var gate = new Promise<bool>();
+        var started = new StrongBox(0);
+        bool canceled = Bounded.Run(runtime, async () =>
+        {
+            await using var scope = new JobScope(runtime, maxConcurrency: 1);
+            await scope.SpawnAsync((gate, started), static async (s, _) =>
+            {
+                s.started.Value = 1;
+                await s.gate.Job; // holds the only slot, deaf to the token
+            });
+            while (started.Value == 0)
+            {
+                await Job.Delay(1); // until the child runs: a spawn not started yet would just end canceled
+            }
+
+            Job waiting = scope.SpawnAsync(0, static (_, _) => Job.CompletedJob);
+            Assert.False(waiting.IsCompleted);
+            scope.Cancel();
+            try
+            {
+                await waiting;
+                return false;
+            }
+            catch (OperationCanceledException)
+            {
+                return true;
+            }
+            finally
+            {
+                gate.SetResult(true); // only now may the first child end
+            }
+        });
+
+        Assert.True(canceled);
+    }
+
     [Theory]
     [InlineData(0)]
     [InlineData(1)]
