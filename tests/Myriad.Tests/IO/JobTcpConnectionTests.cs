@@ -409,7 +409,11 @@ public sealed class JobTcpConnectionTests
             return;
         }
 
-        using var runtime = NewRuntime();
+        // One worker and no spare threads: the measurement reads the allocation counter of the thread
+        // the client's loop runs on, so that loop must not move to another thread. On two workers it
+        // did under CPU starvation (a sibling, or the watchdog's rescue poll, picking the job up
+        // when the worker had not polled for a while), and the counter then read other threads' work.
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1, MaxSpareThreads = 0 });
         long bytes = Bounded.Run(runtime, async () =>
         {
             using var listener = JobTcpListener.Bind(IoTestSupport.Loopback);
