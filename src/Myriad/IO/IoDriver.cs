@@ -3,6 +3,7 @@ using System.Collections.Generic;
 using System.IO;
 using System.Runtime.InteropServices;
 using System.Threading;
+using Myriad.Internal;
 
 namespace Myriad.IO;
 
@@ -228,6 +229,25 @@ internal sealed unsafe class IoDriver : IDisposable
         }
 
         return socketEvents;
+    }
+
+    /// <summary>
+    /// <see cref="Dispatch"/> with the calling thread's trampoline depth at its limit, so that every
+    /// continuation the events release is deferred (to a worker's queue, or on a thread with no
+    /// scheduler to the thread's own queue) instead of running inside the poll (poller holder only).
+    /// </summary>
+    internal void DispatchDeferred(int count, PerThread state)
+    {
+        int depth = state.Depth;
+        state.Depth = MyriadDefaults.MaxInlineDepth;
+        try
+        {
+            Dispatch(count);
+        }
+        finally
+        {
+            state.Depth = depth;
+        }
     }
 
     /// <summary>Interrupts a blocked <see cref="Poll"/> (any thread).</summary>

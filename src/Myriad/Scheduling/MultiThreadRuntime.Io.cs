@@ -1,10 +1,9 @@
 using System;
-using System.Threading;
-using Myriad.IO;
-
 using System.Collections.Generic;
 using System.Runtime.InteropServices;
+using System.Threading;
 using Myriad.Internal;
+using Myriad.IO;
 
 namespace Myriad.Scheduling;
 
@@ -115,16 +114,13 @@ public sealed partial class MultiThreadRuntime
             int count = driver.Poll(0);
             if (count > 0)
             {
-                int depth = state.Depth;
-                state.Depth = MyriadDefaults.MaxInlineDepth;
                 state.RunsNoUserCode = true; // cell observers still run inline: see RaiseUnobservedException
                 try
                 {
-                    driver.Dispatch(count);
+                    driver.DispatchDeferred(count, state);
                 }
                 finally
                 {
-                    state.Depth = depth;
                     state.RunsNoUserCode = false;
                 }
 

@@ -88,12 +88,7 @@ public sealed partial class MultiThreadRuntime
     {
         if (Volatile.Read(ref _wakeTimerArmed) == 0 && Interlocked.CompareExchange(ref _wakeTimerArmed, 1, 0) == 0)
         {
-            if (_watchdog is null)
-            {
-                StartWatchdog();
-            }
-
-            _watchdogParker.Unpark();
+            EnsureWatchdog();
         }
     }
 
@@ -262,14 +257,7 @@ public sealed partial class MultiThreadRuntime
 
             if (Volatile.Read(ref _wakeTimerArmed) == 0)
             {
-                if (IoDriverOrNull is not null)
-                {
-                    _watchdogParker.Park(ioInterval);
-                }
-                else
-                {
-                    _watchdogParker.Park();
-                }
+                _watchdogParker.Park(IoDriverOrNull is not null ? ioInterval : Timeout.Infinite);
 
                 continue;
             }

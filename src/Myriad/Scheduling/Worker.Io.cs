@@ -67,7 +67,7 @@ internal sealed partial class Worker
             int count = driver.Poll(0);
             if (count > 0)
             {
-                DispatchIo(driver, count);
+                driver.DispatchDeferred(count, PerThread.Current);
                 return true;
             }
 
@@ -83,31 +83,22 @@ internal sealed partial class Worker
     internal void Sleep(MultiThreadRuntime.IdleCoordinator idle)
     {
         IoDriver? driver = _runtime.IoDriverOrNull;
-        if (driver is null)
+        if (driver is null || !driver.TryAcquirePoller())
         {
             Parker.Park();
 
             // A permit may be stale: the completion of a job this worker waited for in Wait()
-            // unparks it (IdleUntilWoken), possibly after the wait ended. Woken by that rather than
-            // by a notifier (which pops the worker and marks it searching before unparking it), the
-            // worker is still on the idle stack, and its next park would push it a second time: the
-            // parked count would exceed the workers, and the watchdog, which starts a spare thread
-            // only when no worker is parked, would never rescue a worker blocked on Task.Result.
+            // unparks it (IdleUntilWoken), possibly after the wait ended, and once a driver exists an
+            // Unpark whose eventfd write ended an earlier poll leaves one too. Woken by that rather
+            // than by a notifier (which pops the worker and marks it searching before unparking it),
+            // the worker is still on the idle stack, and its next park would push it a second time:
+            // the parked count would exceed the workers, and the watchdog, which starts a spare
+            // thread only when no worker is parked, would never rescue a worker blocked on Task.Result.
             if (!IsSearching)
             {
                 idle.LeaveIdle(this);
             }
 
-            return;
-        }
-
-        if (!driver.TryAcquirePoller())
-        {
-            // Once a driver exists, a permit may be stale (left by an Unpark whose eventfd write
-            // ended an earlier poll): whatever woke us, make sure we are off the idle stack, or a
-            // later park would push this worker twice.
-            Parker.Park();
-            idle.LeaveIdle(this);
             return;
         }
 
@@ -126,7 +117,7 @@ internal sealed partial class Worker
             idle.LeaveIdle(this);
             if (count > 0)
             {
-                DispatchIo(driver, count);
+                driver.DispatchDeferred(count, PerThread.Current);
             }
         }
         finally
@@ -142,21 +133,6 @@ internal sealed partial class Worker
         if (Volatile.Read(ref _pollingIo) != 0)
         {
             _runtime.IoDriverOrNull?.Wake();
-        }
-    }
-
-    private static void DispatchIo(IoDriver driver, int count)
-    {
-        PerThread state = PerThread.Current;
-        int depth = state.Depth;
-        state.Depth = MyriadDefaults.MaxInlineDepth;
-        try
-        {
-            driver.Dispatch(count);
-        }
-        finally
-        {
-            state.Depth = depth;
         }
     }
 }
