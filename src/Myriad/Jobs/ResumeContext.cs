@@ -7,9 +7,11 @@ using Myriad.Internal;
 namespace Myriad.Jobs;
 
 /// <summary>
-/// The <see cref="SynchronizationContext"/> a job on a runtime shows to the awaiter of a task that
-/// runs its continuations asynchronously (<see cref="TaskCreationOptions.RunContinuationsAsynchronously"/>,
-/// the usual <see cref="TaskCompletionSource{TResult}"/>), while the awaiter registers and only then.
+/// The <see cref="SynchronizationContext"/> a job on a runtime shows to the awaiter of a task, while
+/// the awaiter registers and only then: for a task that runs its continuations asynchronously
+/// (<see cref="TaskCreationOptions.RunContinuationsAsynchronously"/>, the usual
+/// <see cref="TaskCompletionSource{TResult}"/>) on every runtime, and for every task on a
+/// deterministic runtime.
 /// </summary>
 /// <remarks>
 /// <para><b>Why.</b> A job hides the thread's own context when it registers on a non-Myriad awaiter
@@ -23,11 +25,23 @@ namespace Myriad.Jobs;
 /// thread, and the post queues the job on its runtime at once: one hop, or none when the completer
 /// is a thread of the same runtime (the job is queued behind it, never run inside the completion,
 /// as the task asked).</para>
+/// <para><b>Deterministic runtimes.</b> Other tasks send continuations to the thread pool too: all
+/// but the first when several jobs await one task, and a <c>Task.Delay</c> ended by its token.
+/// Those resumes reached a deterministic runtime whenever real time delivered them (three orders in
+/// twenty runs of one seed for four jobs awaiting one <see cref="TaskCompletionSource{TResult}"/>,
+/// and timeouts on the virtual clock seen a virtual second late). There every task's awaiter is
+/// shown this context, so the TPL posts each resume from the thread that completes the task, the
+/// driving thread when a job or the virtual clock completes it, and the seed orders the resumes.
+/// Elsewhere only the first kind is: with any other task the TPL usually runs the continuation
+/// inline on the completing thread, and capturing a context would only cost an extra allocation
+/// per await.</para>
 /// <para><b>Which awaiters.</b> <c>TaskAwaiter</c> and <c>TaskAwaiter&lt;T&gt;</c> (a plain
-/// <c>await task</c>) of a task created with that option: with any other task the TPL runs the
-/// continuation inline on the completing thread, and capturing a context would only cost an extra
-/// allocation per await. The task is read from the awaiter, a struct whose one field it is
-/// (<see cref="TaskAwaiterKind{TAwaiter}"/> checks that once per awaiter type).</para>
+/// <c>await task</c>), and the awaiters of <c>task.ConfigureAwait(...)</c>: a job never resumes on
+/// a captured context anyway, so when this context is shown, the builder registers a configured
+/// await through the task's plain awaiter, which captures it (the configured awaiter would not, and
+/// <c>ConfigureAwait(false)</c> out of habit would take the resume back to the thread pool). The task
+/// is read from the awaiter, a struct whose first field it is (<see cref="TaskAwaiterKind{TAwaiter}"/>
+/// checks that once per awaiter type).</para>
 /// <para><b>Post</b> recognizes the TPL's call (its state is the job's continuation delegate) and
 /// resumes the job through <see cref="ForeignAwait.ResumeFromPost"/>. Anything else posted here (an
 /// awaiter that kept the context for other work) goes to the thread pool, where it would have run
@@ -41,17 +55,40 @@ internal sealed class ResumeContext : SynchronizationContext
     {
     }
 
-    /// <summary>The context to show while <paramref name="awaiter"/> registers a job on a runtime: this one for a Task awaiter of an asynchronously-continuing task, else null.</summary>
+    /// <summary>
+    /// The context to show while <paramref name="awaiter"/> registers a job on a runtime: this one
+    /// for a task awaiter of an asynchronously-continuing task, or of any task on a deterministic
+    /// runtime; else null.
+    /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal static SynchronizationContext? For<TAwaiter>(ref TAwaiter awaiter, PerThread state)
     {
-        if (!TaskAwaiterKind<TAwaiter>.IsTaskAwaiter || state.Context is null)
+        if (!TaskAwaiterKind<TAwaiter>.HoldsTask || state.Context is not { } context)
         {
             return null;
         }
 
         Task? task = Unsafe.As<TAwaiter, Task?>(ref awaiter);
-        return task is not null && (task.CreationOptions & TaskCreationOptions.RunContinuationsAsynchronously) != 0 ? Instance : null;
+        return task is not null && (context.QueuesResumes || (task.CreationOptions & TaskCreationOptions.RunContinuationsAsynchronously) != 0) ? Instance : null;
+    }
+
+    /// <summary>
+    /// Registers <paramref name="continuation"/> on <paramref name="awaiter"/> with this context shown
+    /// (<see cref="For"/> returned it): through the task's plain awaiter for a configured one, which
+    /// would not capture the context.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static void Register<TAwaiter>(ref TAwaiter awaiter, Action continuation)
+        where TAwaiter : ICriticalNotifyCompletion
+    {
+        if (TaskAwaiterKind<TAwaiter>.IsConfigured)
+        {
+            Unsafe.As<TAwaiter, Task>(ref awaiter).GetAwaiter().UnsafeOnCompleted(continuation);
+        }
+        else
+        {
+            awaiter.UnsafeOnCompleted(continuation);
+        }
     }
 
     public override void Post(SendOrPostCallback d, object? state)
@@ -70,19 +107,64 @@ internal sealed class ResumeContext : SynchronizationContext
 }
 
 /// <summary>
-/// Whether <typeparamref name="TAwaiter"/> is <c>TaskAwaiter</c> or <c>TaskAwaiter&lt;T&gt;</c>, whose
-/// one field is the awaited task (so that it can be read through a reference to the awaiter).
-/// Computed once per awaiter type: the JIT folds the check away for every other awaiter.
+/// Whether <typeparamref name="TAwaiter"/> is a task awaiter whose first field is the awaited task,
+/// so that it can be read through a reference to the awaiter: <c>TaskAwaiter</c> and
+/// <c>TaskAwaiter&lt;T&gt;</c> (their one field), and the configured awaiters of
+/// <c>ConfigureAwait</c> (the task and the options; the layout is checked on a live awaiter, and an
+/// unexpected one turns the recognition off, which only costs the thread-pool hop).
+/// Computed once per awaiter type: the JIT folds the checks away for every other awaiter.
 /// </summary>
 internal static class TaskAwaiterKind<TAwaiter>
 {
-    internal static readonly bool IsTaskAwaiter = Classify();
+    /// <summary>A <c>ConfigureAwait</c> awaiter whose first field is its task.</summary>
+    internal static readonly bool IsConfigured = ClassifyConfigured();
 
-    private static bool Classify()
+    /// <summary>The awaiter's first field is the task it awaits (a plain or a configured task awaiter).</summary>
+    internal static readonly bool HoldsTask = IsConfigured || ClassifyPlain();
+
+    private static bool ClassifyPlain()
     {
         Type type = typeof(TAwaiter);
         bool taskAwaiter = type == typeof(TaskAwaiter)
             || (type.IsGenericType && type.GetGenericTypeDefinition() == typeof(TaskAwaiter<>));
         return taskAwaiter && Unsafe.SizeOf<TAwaiter>() == IntPtr.Size && RuntimeHelpers.IsReferenceOrContainsReferences<TAwaiter>();
+    }
+
+    private static bool ClassifyConfigured()
+    {
+        Type type = typeof(TAwaiter);
+        if (type == typeof(ConfiguredTaskAwaitable.ConfiguredTaskAwaiter))
+        {
+            Task task = Task.CompletedTask;
+            return StartsWith(task.ConfigureAwait(true).GetAwaiter(), task);
+        }
+
+        if (type.IsGenericType && type.GetGenericTypeDefinition() == typeof(ConfiguredTaskAwaitable<>.ConfiguredTaskAwaiter))
+        {
+            // The generic struct's layout does not depend on its argument (a task and the options).
+            Task<object?> task = Task.FromResult<object?>(null);
+            return StartsWith(task.ConfigureAwait(true).GetAwaiter(), task);
+        }
+
+        return false;
+    }
+
+    /// <summary>
+    /// Whether <paramref name="sample"/> starts with a reference to <paramref name="task"/>: the first
+    /// word is compared as a number with the task's address, never read as a reference (were the
+    /// options first, that word would be no object). A collection moving the task between the two
+    /// reads can only make the answer false.
+    /// </summary>
+    private static bool StartsWith<TSample>(TSample sample, Task task)
+        where TSample : struct
+    {
+        if (Unsafe.SizeOf<TSample>() != Unsafe.SizeOf<TAwaiter>() || !RuntimeHelpers.IsReferenceOrContainsReferences<TSample>())
+        {
+            return false;
+        }
+
+        nint first = Unsafe.As<TSample, nint>(ref sample);
+        nint address = Unsafe.As<Task, nint>(ref task);
+        return first == address;
     }
 }
