@@ -28,4 +28,14 @@ public abstract class WorkItem
     /// <c>Task</c> code; a job overrides it to end canceled instead, since a job never runs off its runtime.
     /// </summary>
     internal virtual void Abandon() => Scheduling.JobRuntime.ScheduleAfterDisposal(this);
+
+    /// <summary>
+    /// Whether running this item starts or resumes code of <paramref name="runtime"/>: one of its
+    /// jobs, or a task of its <see cref="System.Threading.Tasks.TaskScheduler"/>. A single-threaded
+    /// runtime runs such items only while it is driven, and leaves them queued when a drive ends;
+    /// every other item it runs before the drive returns (see <see cref="Scheduling.SingleThreadRuntime"/>).
+    /// The default, false, suits Myriad's own items: a blocked thread's wake-up, a job of another
+    /// runtime sent home, a completion handed on.
+    /// </summary>
+    internal virtual bool ResumesJobOf(Scheduling.JobRuntime runtime) => false;
 }

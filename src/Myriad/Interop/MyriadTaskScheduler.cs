@@ -23,21 +23,23 @@ namespace Myriad.Interop;
 /// </remarks>
 internal sealed class MyriadTaskScheduler(JobRuntime runtime) : TaskScheduler
 {
-    public override int MaximumConcurrencyLevel => runtime.WorkerCount;
+    private readonly JobRuntime _runtime = runtime;
+
+    public override int MaximumConcurrencyLevel => _runtime.WorkerCount;
 
     /// <summary>The TPL queues a task or a continuation from any thread: a resume, never a spawn that the caller will wait for itself.</summary>
-    protected override void QueueTask(Task task) => runtime.ScheduleResume(new TaskWorkItem(this, task), PerThread.Current);
+    protected override void QueueTask(Task task) => _runtime.ScheduleResume(new TaskWorkItem(this, task), PerThread.Current);
 
     protected override bool TryExecuteTaskInline(Task task, bool taskWasPreviouslyQueued)
     {
-        if (SchedulerContext.Current?.Runtime != runtime)
+        if (SchedulerContext.Current?.Runtime != _runtime)
         {
             // A thread outside a single-threaded runtime blocks on one of its tasks: nothing runs it
             // while nobody drives the runtime, so this thread drives it until the task ran (here or
             // on another driver).
             // Not a disposed one: nothing is queued there any more (its tasks went to the thread
             // pool), so the plain wait of the TPL is the right one.
-            if (runtime is not SingleThreadRuntime single || !taskWasPreviouslyQueued || runtime.IsDisposed)
+            if (_runtime is not SingleThreadRuntime single || !taskWasPreviouslyQueued || _runtime.IsDisposed)
             {
                 return false;
             }
@@ -67,5 +69,7 @@ internal sealed class MyriadTaskScheduler(JobRuntime runtime) : TaskScheduler
     private sealed class TaskWorkItem(MyriadTaskScheduler scheduler, Task task) : WorkItem
     {
         internal override void Execute(PerThread state) => scheduler.TryExecuteTask(task);
+
+        internal override bool ResumesJobOf(JobRuntime owner) => owner == scheduler._runtime;
     }
 }

@@ -41,6 +41,14 @@ internal sealed class BlockingWaiter : WorkItem
         state.CachedWaiter = null; // a nested wait (from work run by strategy 2) takes a fresh waiter
         waiter._done = false;
 
+        if (cell.HasAwaiter)
+        {
+            // Awaited already: waiting too is the second consumption. Refused before strategy 1
+            // runs the job, which would let this wait take the result the awaiter is owed.
+            state.CachedWaiter = waiter;
+            cell.ThrowRegistrationRefused(token);
+        }
+
         JobRuntime? owner = cell.OwnerRuntime;
         if (owner is SingleThreadRuntime single && state.Context?.Runtime != single)
         {

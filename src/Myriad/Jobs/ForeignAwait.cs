@@ -120,6 +120,8 @@ internal sealed class ForeignAwait : WorkItem
         }
     }
 
+    internal override bool ResumesJobOf(JobRuntime runtime) => _resumeOn == runtime;
+
     /// <summary>Diagnostics: the Myriad cell a pending resume is registered on through a <c>ValueTask</c>; null otherwise.</summary>
     internal JobCell? PendingCell => _armed ? _registeredOn : null;
 

@@ -352,6 +352,14 @@ public abstract class JobCell : WorkItem
         }
     }
 
+    /// <summary>
+    /// Whether an awaiter is registered on this pending cell (a racy read). A blocking wait that runs
+    /// the job inline (<see cref="TryRunInline"/>) registers only afterwards, so it asks first: run
+    /// inline, the job's completion would hand the result to that awaiter and the wait would then
+    /// consume it from under it, leaving the first consumer with the misuse exception.
+    /// </summary>
+    internal bool HasAwaiter => Volatile.Read(ref _continuation) is { } continuation && !ReferenceEquals(continuation, s_completed);
+
     /// <summary>The registered continuation, for diagnostics (may be stale by the time it is read).</summary>
     internal object? ContinuationUnchecked => Volatile.Read(ref _continuation);
 

@@ -171,6 +171,21 @@ internal sealed class StateMachineBox<[DynamicallyAccessedMembers(DynamicallyAcc
     /// ends. Found through the state machine's awaiter field: this path runs only after a disposal.</remarks>
     internal override void Abandon()
     {
+        // Queued on a runtime that is gone, but the job is another's (a single-threaded runtime's
+        // queue held a resume its jobs made for a job of a live runtime): send it home instead.
+        short owner = _ownerRuntime;
+        if (owner == RuntimeRegistry.Foreign)
+        {
+            Trampoline.RunOnThreadPool(this);
+            return;
+        }
+
+        if (!RuntimeRegistry.RefusesResumes(owner) && RuntimeRegistry.Find(owner) is { IsDisposed: false } home)
+        {
+            home.ScheduleResume(this, PerThread.Current); // a home disposed meanwhile abandons it again, and then refuses
+            return;
+        }
+
         if (!IsCompletedUnchecked && AwaitedCell() is { IsCompletedUnchecked: true } awaited)
         {
             awaited.GiveBackUnconsumed();
@@ -178,6 +193,8 @@ internal sealed class StateMachineBox<[DynamicallyAccessedMembers(DynamicallyAcc
 
         TrySetException(new OperationCanceledException("The job's runtime was disposed before the job could resume; the rest of the job did not run."));
     }
+
+    internal override bool ResumesJobOf(JobRuntime runtime) => _ownerRuntime == runtime.Id;
 
     /// <summary>The runtime the job belongs to (a blocking wait on a single-threaded one's job drives it); null for a job of none.</summary>
     internal override JobRuntime? OwnerRuntime => RuntimeRegistry.Find(_ownerRuntime);

@@ -182,6 +182,11 @@ public abstract class SingleThreadRuntime : JobRuntime
             if (cell is not null)
             {
                 waiter!.BindContext(_driver);
+                if (cell.HasAwaiter)
+                {
+                    cell.ThrowRegistrationRefused(token); // awaited already: see JobCell.HasAwaiter
+                }
+
                 cell.TryRunInline(PerThread.Current);
                 cell.OnCompleted(waiter!, token);
             }
@@ -208,6 +213,8 @@ public abstract class SingleThreadRuntime : JobRuntime
 
                 _driver.Park(waiter);
             }
+
+            RunWakeUpsOfOthers();
         }
         finally
         {
@@ -219,6 +226,49 @@ public abstract class SingleThreadRuntime : JobRuntime
         }
 
         return true;
+    }
+
+    /// <summary>
+    /// The drive's own job is done, and it returns: first it runs every queued item that is not this
+    /// runtime's work (<see cref="WorkItem.ResumesJobOf"/>), in queue order, and leaves the rest for
+    /// the next drive.
+    /// </summary>
+    /// <remarks>
+    /// Such items are wake-ups of others that this runtime's jobs made: a completion run on the
+    /// driving thread is queued here when the trampoline is at its depth limit, and on a
+    /// deterministic runtime always (so that the seed orders it). Left queued, a thread blocked on
+    /// a promise that a job of the run completed, or a job of another runtime waiting on a
+    /// <c>WaitGroup</c> the run released, waited for this runtime's next drive, and the disposal of
+    /// the runtime then canceled that other runtime's job. They run no job of this runtime, so
+    /// running them after its job is done adds none of its work to the drive; the order is the
+    /// queue's, so a deterministic runtime stays deterministic. What they wake on this runtime is
+    /// queued as usual.
+    /// </remarks>
+    private void RunWakeUpsOfOthers()
+    {
+        int from = 0; // the items before it are this runtime's work, and stay so while queued
+        while (true)
+        {
+            WorkItem? item = null;
+            lock (_lock)
+            {
+                for (; from < _queue.Count; from++)
+                {
+                    if (!_queue.PeekAt(from).ResumesJobOf(this))
+                    {
+                        item = _queue.RemoveAt(from);
+                        break;
+                    }
+                }
+            }
+
+            if (item is null)
+            {
+                return;
+            }
+
+            Trampoline.RunFromScheduler(item);
+        }
     }
 
     /// <summary>

@@ -116,6 +116,8 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
 
     internal override JobRuntime? OwnerRuntime => _runtime;
 
+    internal override bool ResumesJobOf(JobRuntime runtime) => Volatile.Read(ref _runtime) == runtime;
+
     /// <summary>
     /// The claim a queue entry run on this thread may take: the number of the runtime whose thread
     /// this is, or, on a plain thread (the thread pool running a disposed runtime's leftovers), the

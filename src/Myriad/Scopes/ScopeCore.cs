@@ -173,7 +173,9 @@ internal sealed class ScopeCore<TResult> : CellObserver
     {
         _lock.Enter();
         int current = _state;
-        bool canceled = _token.IsCancellationRequested;
+        // A recorded failure counts as the cancellation it queued (CancelWork runs later): a spawn
+        // admitted by the slot the failed child gave back must not start a child meanwhile.
+        bool canceled = _token.IsCancellationRequested || _failures is { Count: > 0 };
         Exception? failure = null;
         if (current == Open && !canceled)
         {

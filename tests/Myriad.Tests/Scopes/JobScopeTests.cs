@@ -255,6 +255,42 @@ public sealed class JobScopeTests
 
     [Theory]
     [MemberData(nameof(AllRuntimes))]
+    public void SpawnAsync_WaitingForTheSlotOfAChildThatFailed_StartsNoChild(string runtimeName)
+    {
+        // The failed child gives its slot back at once, but the cancellation it causes is queued:
+        // the spawn waiting for that slot was admitted before the cancellation ran, and child 1
+        // started after child 0 had failed (every run on a current-thread runtime).
+        using JobRuntime runtime = Runtimes.Create(runtimeName);
+        var started = new List<int>();
+        ApplicationException error = Assert.Throws<ApplicationException>(() => Bounded.Run(runtime, async () =>
+        {
+            await using var scope = new JobScope(runtime, maxConcurrency: 1);
+            for (int n = 0; n < 5; n++)
+            {
+                await scope.SpawnAsync((n, started), static async (s, ct) =>
+                {
+                    lock (s.started)
+                    {
+                        s.started.Add(s.n);
+                    }
+
+                    await System.Threading.Tasks.Task.Yield();
+                    if (s.n == 0)
+                    {
+                        throw new ApplicationException("child 0 failed");
+                    }
+                });
+            }
+
+            await scope;
+        }));
+
+        Assert.Equal("child 0 failed", error.Message);
+        Assert.Equal([0], started);
+    }
+
+    [Theory]
+    [MemberData(nameof(AllRuntimes))]
     public void SpawnAsync_WithLimit_NeverMoreChildrenRunningThanTheLimit(string runtimeName)
     {
         using JobRuntime runtime = Runtimes.Create(runtimeName);
