@@ -75,6 +75,29 @@ internal static class ExecutionContextHelper
     }
 
     /// <summary>
+    /// Whether this thread runs a <see cref="System.Threading.Tasks.Task"/> of a scheduler other than
+    /// the default one (a task of a runtime's <c>TaskScheduler</c>, an exclusive scheduler): jobs run
+    /// here inline would see that scheduler as <c>TaskScheduler.Current</c>. Their Task awaits would
+    /// capture it, and a <c>Task.Factory.StartNew</c> or <c>ContinueWith</c> in them would queue plain
+    /// delegates to it (to a runtime's workers, where code that is not a job never runs).
+    /// </summary>
+    internal static bool InNonDefaultTaskScheduler => System.Threading.Tasks.TaskScheduler.Current != System.Threading.Tasks.TaskScheduler.Default;
+
+    /// <summary>
+    /// Runs one queued item of <paramref name="context"/> (<see cref="Scheduling.SchedulerContext.TryRunOne"/>)
+    /// on a thread that runs a task of a non-default scheduler (<see cref="InNonDefaultTaskScheduler"/>):
+    /// inside a task of the default scheduler, run synchronously, so that the item sees the
+    /// default <c>TaskScheduler.Current</c>, as it would on a worker's own loop. A task per item, on a
+    /// path taken only by a blocking wait inside such a task.
+    /// </summary>
+    internal static bool TryRunOneOutsideTaskScheduler(Scheduling.SchedulerContext context)
+    {
+        var task = new System.Threading.Tasks.Task<bool>(static c => ((Scheduling.SchedulerContext)c!).TryRunOne(), context);
+        task.RunSynchronously(System.Threading.Tasks.TaskScheduler.Default);
+        return task.Result;
+    }
+
+    /// <summary>
     /// <see cref="HideSynchronizationContext()"/> for a caller that holds the thread's state: the
     /// thread's field is read directly, so a thread without a context (every worker) pays one load.
     /// </summary>

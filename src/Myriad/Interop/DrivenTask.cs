@@ -33,7 +33,10 @@ namespace Myriad.Interop;
 /// canceled. So the task gets a token of its own, and a job that ended canceled cancels that token
 /// and rethrows with it: the task ends <see cref="TaskStatus.Canceled"/>, as a <c>Task</c> over any
 /// other canceled job does. The token is canceled only inside the delegate, once the task runs, so
-/// it never keeps the task from running.</para>
+/// it never keeps the task from running. Unlike the other conversion (<see cref="TaskBridge{T}"/>),
+/// the exception the task rethrows is therefore not the job's own, whose token a catch filter may
+/// test: it is a new one with this token, and the job's as its inner exception (docs/guide.md says
+/// so).</para>
 /// </remarks>
 internal static class DrivenTask
 {

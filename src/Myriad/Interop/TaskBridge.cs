@@ -22,7 +22,8 @@ namespace Myriad.Interop;
 /// thread pool, as before.</para>
 /// <para>A result is set as is; a failure is copied from a completed task over the job
 /// (<c>TrySetFromTask</c>), so a canceled job gives a canceled task that rethrows the job's own
-/// <see cref="System.OperationCanceledException"/>, as the other conversion does.</para>
+/// <see cref="System.OperationCanceledException"/> (the other conversion, <see cref="DrivenTask"/>,
+/// cannot: a delegate task is canceled only by its own token).</para>
 /// </remarks>
 internal sealed class TaskBridge<T> : WorkItem
 {

@@ -98,12 +98,15 @@ internal sealed class BlockingWaiter : WorkItem
 
             // The items run meanwhile are unrelated jobs: they must not see (and capture in their
             // Task awaits) a SynchronizationContext the waiting frame installed.
+            // Nor the TaskScheduler of a task this wait runs in (a task of the runtime's scheduler
+            // that calls Wait()): the items then run inside a task of the default scheduler.
             SynchronizationContext? frameSync = ExecutionContextHelper.HideSynchronizationContext();
+            bool hideScheduler = ExecutionContextHelper.InNonDefaultTaskScheduler;
             try
             {
                 while (!waiter._done)
                 {
-                    if (!context.TryRunOne())
+                    if (!(hideScheduler ? ExecutionContextHelper.TryRunOneOutsideTaskScheduler(context) : context.TryRunOne()))
                     {
                         context.IdleUntilWoken(waiter);
                     }
@@ -152,7 +155,7 @@ internal sealed class BlockingWaiter : WorkItem
         SchedulerContext? context = state.Context;
         if (context is not null)
         {
-            return context.Runtime == owner;
+            return context.Runtime == owner && !ExecutionContextHelper.InNonDefaultTaskScheduler;
         }
 
         return SynchronizationContext.Current is null && TaskScheduler.Current == TaskScheduler.Default;

@@ -179,6 +179,10 @@ public abstract class SingleThreadRuntime : JobRuntime
 
         try
         {
+            // A drive inside a task of a non-default TaskScheduler (a task of this runtime's scheduler
+            // that waits for one of its jobs) runs the jobs inside a task of the default one, and
+            // never the waited-for job inline.
+            bool hideScheduler = ExecutionContextHelper.InNonDefaultTaskScheduler;
             if (cell is not null)
             {
                 waiter!.BindContext(_driver);
@@ -187,13 +191,17 @@ public abstract class SingleThreadRuntime : JobRuntime
                     cell.ThrowRegistrationRefused(token); // awaited already: see JobCell.HasAwaiter
                 }
 
-                cell.TryRunInline(PerThread.Current);
+                if (!hideScheduler)
+                {
+                    cell.TryRunInline(PerThread.Current);
+                }
+
                 cell.OnCompleted(waiter!, token);
             }
 
             while (!done())
             {
-                if (_driver.TryRunOne())
+                if (hideScheduler ? ExecutionContextHelper.TryRunOneOutsideTaskScheduler(_driver) : _driver.TryRunOne())
                 {
                     ran++;
                     continue;

@@ -248,7 +248,10 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
             // Not on a guest thread (a plain thread running the job it waits for): its spawns go
             // through the injection queue, so the subtree it would take over runs slower there
             // than on the workers, which steal it.
-            if (state.Context is not { } context || context.Runtime != runtime || context is GuestContext || !TryClaim(runtime.ClaimId))
+            // Nor inside a task of a non-default TaskScheduler (async Task code on the runtime's
+            // scheduler that spawns and awaits): the job would see that scheduler as its own.
+            if (state.Context is not { } context || context.Runtime != runtime || context is GuestContext
+                || ExecutionContextHelper.InNonDefaultTaskScheduler || !TryClaim(runtime.ClaimId))
             {
                 return false;
             }
