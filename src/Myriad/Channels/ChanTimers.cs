@@ -78,6 +78,15 @@ internal sealed class TimeSender : WorkItem
     /// delay from real time that barely moves, and send times no seed or test clock controls.
     /// </summary>
     private readonly TimeProvider _clock;
+
+    /// <summary>The clock's timestamp when the ticker started: the origin of its cadence.</summary>
+    private long _start;
+
+    /// <summary>
+    /// The next point of the cadence, in <see cref="TimeSpan"/> ticks since <see cref="_start"/>. Kept in
+    /// those exact units rather than the clock's: converted to a clock coarser than the period's
+    /// remainder (10 ticks a second against 150 ms), the period was truncated and the ticker ran fast.
+    /// </summary>
     private long _next;
     private int _stopped;
 
@@ -95,7 +104,8 @@ internal sealed class TimeSender : WorkItem
 
     internal void Start(TimeSpan delay)
     {
-        _next = _clock.GetTimestamp() + ToClockTicks(delay);
+        _start = _clock.GetTimestamp();
+        _next = delay.Ticks;
         TimerQueue.ScheduleOn(_entry, delay, _runtime);
     }
 
@@ -124,20 +134,18 @@ internal sealed class TimeSender : WorkItem
         // does, a tick delivered late (a busy runtime, a clock that jumped, a period below the
         // wheel's millisecond) drops the points it missed instead of firing again at once, which
         // handed the receiver two ticks back to back (or at one virtual instant).
-        long period = Math.Max(1, ToClockTicks(_period)); // a coarse clock may round a short period to 0
-        long now = _clock.GetTimestamp();
+        long period = _period.Ticks;
+        long now = _clock.GetElapsedTime(_start).Ticks;
         _next += period;
         if (_next <= now)
         {
             _next += period * (((now - _next) / period) + 1);
         }
 
-        TimerQueue.ScheduleOn(_entry, TimeSpan.FromSeconds((_next - now) / (double)_clock.TimestampFrequency), _runtime);
+        TimerQueue.ScheduleOn(_entry, TimeSpan.FromTicks(_next - now), _runtime);
         if (Volatile.Read(ref _stopped) != 0)
         {
             TimerQueue.Cancel(_entry);
         }
     }
-
-    private long ToClockTicks(TimeSpan span) => (long)(span.Ticks * ((double)_clock.TimestampFrequency / TimeSpan.TicksPerSecond));
 }

@@ -82,8 +82,12 @@ internal sealed class ProviderTimerQueue : TimerQueue
                 return;
             }
 
-            // From the provider's now to the start of millisecond `next`, in the provider's ticks.
-            long dueTimestamp = _origin + (next / 1000 * _frequency) + (next % 1000 * _frequency / 1000);
+            // From the provider's now to the start of millisecond `next`, in the provider's ticks,
+            // rounded up: rounded down, a clock coarser than a millisecond (10 ticks a second) fired
+            // the timer before `next`, step 3 advanced the wheel to a millisecond short of it, fired
+            // nothing and armed again with nothing left to wait: tens of thousands of callbacks per
+            // delay, spinning until the clock ticked over.
+            long dueTimestamp = _origin + (next / 1000 * _frequency) + (((next % 1000 * _frequency) + 999) / 1000);
             while (true)
             {
                 long before = _provider.GetTimestamp();

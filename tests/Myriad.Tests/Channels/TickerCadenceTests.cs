@@ -71,4 +71,50 @@ public sealed class TickerCadenceTests
             Assert.True(ticks[i] > ticks[i - 1], $"ticks {i - 1} and {i} both came at {ticks[i]}: {string.Join(", ", ticks)}");
         }
     }
+
+    [Fact]
+    public void Ticker_OnAClockCoarserThanItsPeriod_KeepsThePeriod()
+    {
+        // A 150 ms period on a clock of 100 ms ticks was truncated to one clock tick: the ticker
+        // ticked every 100 ms, 15 times in 1.5 s. Each tick must come no earlier than its point of
+        // the cadence, read on the ticker's own clock.
+        var clock = new CoarseFakeTimeProvider();
+        using var runtime = new CurrentThreadRuntime(new RuntimeOptions { TimeProvider = clock });
+        long start = clock.GetTimestamp();
+        var seen = Chan.Unbounded<TimeSpan>();
+        Ticker? ticker = null;
+        runtime.SpawnDetached(async () =>
+        {
+            ticker = Chan.Ticker(TimeSpan.FromMilliseconds(150));
+            while (true)
+            {
+                await ticker.Channel.ReceiveAsync();
+                seen.TrySend(clock.GetElapsedTime(start));
+            }
+        });
+        runtime.RunUntilIdle();
+        for (int ms = 0; ms < 1500; ms += 10)
+        {
+            clock.Advance(TimeSpan.FromMilliseconds(10));
+            runtime.RunUntilIdle();
+        }
+
+        ticker!.Stop();
+        int count = 0;
+        while (seen.TryReceive(out TimeSpan at))
+        {
+            count++;
+            Assert.True(at >= TimeSpan.FromMilliseconds(150 * count), $"tick {count} came at {at.TotalMilliseconds} ms on the ticker's clock");
+        }
+
+        Assert.InRange(count, 9, 10);
+    }
+
+    /// <summary>A fake clock whose timestamps count tenths of a second (its timers fire on the fine fake time).</summary>
+    private sealed class CoarseFakeTimeProvider : FakeTimeProvider
+    {
+        public override long TimestampFrequency => 10;
+
+        public override long GetTimestamp() => base.GetTimestamp() * 10 / base.TimestampFrequency;
+    }
 }

@@ -138,4 +138,19 @@ public sealed class TimeProviderTests
     /// </summary>
     private static void AwaitPendingTimers(FakeTimeProvider fake, int count) =>
         Assert.True(SpinWait.SpinUntil(() => TimerQueue.For(fake).Count == count, Settle), $"{TimerQueue.For(fake).Count} of {count} timers were scheduled");
+
+    [Fact]
+    public void Delay_OnAClockCoarserThanAMillisecond_ArmsTheProvidersTimerAFewTimes()
+    {
+        // The provider's timer was armed for a timestamp rounded down, before the delay's
+        // millisecond: it fired, found nothing due and was armed again for no time at all, tens of
+        // thousands of times per delay until the clock ticked over.
+        var clock = new Myriad.Tests.Support.CoarseTimeProvider();
+        for (int i = 0; i < 3; i++)
+        {
+            Job.Delay(TimeSpan.FromMilliseconds(150), clock).Wait();
+        }
+
+        Assert.True(clock.Callbacks <= 30, $"{clock.Callbacks} timer callbacks for 3 delays");
+    }
 }
