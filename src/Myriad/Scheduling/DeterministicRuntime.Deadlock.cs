@@ -129,6 +129,24 @@ public sealed partial class DeterministicRuntime
         return current is not null;
     }
 
+    /// <summary>Whether <paramref name="waitedOn"/>, or a cell its chain of waits leads to, is done or one of the <paramref name="live"/> jobs the report lists.</summary>
+    private static bool LeadsToListed(JobCell waitedOn, List<KeyValuePair<JobCell, long>> live)
+    {
+        JobCell? current = waitedOn;
+        for (int hop = 0; hop < MaxWaitHops && current is not null; hop++)
+        {
+            JobCell cell = current;
+            if (cell.IsCompletedUnchecked || live.Exists(entry => ReferenceEquals(entry.Key, cell)))
+            {
+                return true;
+            }
+
+            current = cell.AwaitedCell();
+        }
+
+        return false;
+    }
+
     private protected override void ThrowIfDeadlocked(BlockingWaiter waiter, JobCell? waitedOn = null)
     {
         if (_explicitTimeProvider is not null || IsDisposed)
@@ -191,9 +209,10 @@ public sealed partial class DeterministicRuntime
         }
         while (Environment.TickCount64 < deadline);
 
-        // Step 4. The wait's own cell is named when it is not a listed job (see DeadlockException).
+        // Step 4. The wait's own cell is named when it does not lead to a listed job (see
+        // DeadlockException): the spawn that Run waits on leads to its body's job, listed already.
         live = LiveJobs();
-        bool listed = waitedOn is null || waitedOn.IsCompletedUnchecked || live.Exists(entry => ReferenceEquals(entry.Key, waitedOn));
+        bool listed = waitedOn is null || LeadsToListed(waitedOn, live);
         throw new DeadlockException($"{Name} (seed {Seed})", JobDiagnostics.SnapshotOf(live), listed ? null : waitedOn);
     }
 }

@@ -138,6 +138,22 @@ public sealed class DeadlockTests
     private static async Job<int> ReceiveOnce(Chan<int> channel) => await channel.ReceiveAsync();
 
     [Fact]
+    public void Run_LambdaThatDeadlocks_ListsItOnceWithoutNamingTheWaitAgain()
+    {
+        // The job Run waits on is a spawn of the lambda, which leads to the lambda's own job, listed
+        // as #1: the report once added "The blocking wait is for a spawned job waiting for a
+        // lambda ...", naming that job a second time.
+        using var runtime = new DeterministicRuntime(1, "stuck");
+        DeadlockException error = Assert.Throws<DeadlockException>(() => TestHelpers.OnThread(() => runtime.Run(static async () =>
+        {
+            var channel = Chan.Unbuffered<int>();
+            await channel.ReceiveAsync();
+        })));
+        Assert.Contains("1 live job(s)", error.Message);
+        Assert.DoesNotContain("The blocking wait is for", error.Message);
+    }
+
+    [Fact]
     public void Run_OnAPromisesJobNobodySets_ThrowsNamingWhatTheWaitIsFor()
     {
         // The job Run waits on is no async method (the promise's own cell): the live-job list is
