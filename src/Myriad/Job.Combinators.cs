@@ -202,7 +202,10 @@ public readonly partial struct Job
     /// Completes with the index of the first job to complete and that job, completed, as
     /// <c>Task.WhenAny</c> does: it does not throw when the winner failed; awaiting
     /// <c>Winner</c> throws its failure. Jobs are single-use, so WhenAny consumes them all: the others
-    /// are awaited in the background and their outcomes discarded (a loser's failure included).
+    /// are awaited in the background and their outcomes discarded. A loser's failure other than a
+    /// cancellation has no awaiter left, so it raises <see cref="Scheduling.JobRuntime.UnobservedException"/>
+    /// of the loser's runtime (of the runtime whose thread observed it, for a job of none), as a
+    /// detached job's failure does.
     /// </summary>
     /// <remarks>
     /// <para>Every handle is read before this returns: the caller may reuse <paramref name="jobs"/> at once.</para>
@@ -274,12 +277,14 @@ public readonly partial struct Job
     }
 
     // The observers never fail: the awaited job's outcome, failure included, is handed to the race as
-    // a completed job. A loser's failure (any outcome after the winner was decided) is dropped on
-    // purpose, as Task.WhenAny drops it: the race already has its one outcome. A loser's result that
-    // owns something is disposed. Completing the race is outside the try, so that a fault there could
-    // not be mistaken for the job's failure and swallowed.
+    // a completed job. A loser's failure (any outcome after the winner was decided) cannot change the
+    // race, and nobody holds the loser's handle any more (Task.WhenAny leaves the loser's exception in
+    // the loser's task, which reports it when unobserved): it is reported as unobserved. A loser's
+    // result that owns something is disposed. Completing the race is outside the try, so that a fault
+    // there could not be mistaken for the job's failure and swallowed.
     private static async Job ObserveAsync(Job job, int index, Promise<(int, Job)> race)
     {
+        Scheduling.JobRuntime? home = job._inner._box?.OwnerRuntime; // read before the await consumes the job
         Exception? error = null;
         try
         {
@@ -290,11 +295,19 @@ public readonly partial struct Job
             error = e;
         }
 
-        race.TrySetResult((index, error is null ? CompletedJob : FromException(error)));
+        if (!race.TrySetResult((index, error is null ? CompletedJob : FromException(error))) && error is not null)
+        {
+            ReportLoserFailure(home, error);
+        }
     }
+
+    /// <summary>A loser's failure, which nobody can observe any more (see <see cref="ObserveAsync(Job, int, Promise{ValueTuple{int, Job}})"/>).</summary>
+    private static void ReportLoserFailure(Scheduling.JobRuntime? home, Exception error) =>
+        (home ?? Scheduling.SchedulerContext.Current?.Runtime)?.ReportDetachedFailure(error);
 
     private static async Job ObserveAsync<T>(Job<T> job, int index, Promise<(int, Job<T>)> race)
     {
+        Scheduling.JobRuntime? home = job._box?.OwnerRuntime; // read before the await consumes the job
         Exception? error = null;
         T result = default!;
         try
@@ -308,7 +321,10 @@ public readonly partial struct Job
 
         if (error is not null)
         {
-            race.TrySetResult((index, FromException<T>(error)));
+            if (!race.TrySetResult((index, FromException<T>(error))))
+            {
+                ReportLoserFailure(home, error);
+            }
         }
         else if (!race.TrySetResult((index, new Job<T>(result))) && result is IDisposable owned)
         {

@@ -1,7 +1,9 @@
 using System;
 using System.Collections.Generic;
 using System.Linq;
+using System.Threading;
 using Myriad.Coordination;
+using Myriad.Scheduling;
 using Myriad.Tests.Support;
 using Xunit;
 
@@ -102,5 +104,66 @@ public sealed class CombinatorFailureTests
     {
         Assert.Throws<ArgumentException>(() => Job.WhenAny(Enumerable.Empty<Job>()));
         Assert.Throws<ArgumentNullException>(() => Job.WhenAll((IEnumerable<Job>)null!));
+    }
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void WhenAny_LoserFailsAfterTheRace_RaisesUnobservedExceptionOfItsRuntime(bool typed)
+    {
+        // WhenAny consumes every job it is given, so nobody can observe a loser's failure: it was
+        // dropped without a trace.
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        var reported = new Promise<Exception>();
+        runtime.UnobservedException += (_, e) => reported.TrySetResult(e.Exception);
+        var loserGate = new Promise<int>();
+        int winner = runtime.Run((runtime, loserGate, typed), static async s =>
+        {
+            Job<int> fast = s.runtime.Spawn(static () => Job.FromResult(1));
+            Job<int> slow = s.runtime.Spawn(s.loserGate, static async g =>
+            {
+                int value = await g.Job;
+                if (value == 0)
+                {
+                    throw new FormatException("the loser failed");
+                }
+
+                return value;
+            });
+            if (s.typed)
+            {
+                return (await Job.WhenAny(fast, slow)).Index;
+            }
+
+            return (await Job.WhenAny(fast.AsJob(), slow.AsJob())).Index;
+        });
+
+        Assert.Equal(0, winner);
+        Assert.Equal(0, runtime.UnobservedExceptionCount);
+        loserGate.SetResult(0);
+        Assert.True(reported.Job.AsTask().Wait(TimeSpan.FromSeconds(30)), "the loser's failure was not reported");
+        Assert.IsType<FormatException>(reported.Job.AsTask().Result);
+        Assert.Equal(1, runtime.UnobservedExceptionCount);
+    }
+
+    [Fact]
+    public void WhenAny_LoserCanceledAfterTheRace_ReportsNothing()
+    {
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        int reported = 0;
+        runtime.UnobservedException += (_, _) => Interlocked.Increment(ref reported);
+        using var cancel = new CancellationTokenSource();
+        runtime.Run((runtime, cancel.Token), static async s =>
+        {
+            Job<int> slow = s.runtime.Spawn(s.Item2, static async t =>
+            {
+                await Job.Delay(Timeout.InfiniteTimeSpan, t);
+                return 0;
+            });
+            await Job.WhenAny(Job.FromResult(1), slow);
+        });
+        cancel.Cancel();
+        Thread.Sleep(100);
+        Assert.Equal(0, Volatile.Read(ref reported));
     }
 }
