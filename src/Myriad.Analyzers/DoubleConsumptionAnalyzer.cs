@@ -10,7 +10,8 @@ namespace Myriad.Analyzers;
 /// <summary>
 /// MYR0002: a job local or parameter consumed (awaited, waited on, turned into a Task or ValueTask,
 /// handed to <c>Detach</c>, <c>WhenAll</c> or <c>WhenAny</c>) on a path where it was already
-/// consumed and not reassigned since.
+/// consumed and not reassigned since (by an assignment, an <c>out</c> argument or a pattern that
+/// declares it).
 /// </summary>
 /// <remarks>
 /// Works on the control-flow graph, so consumptions in the two arms of an <c>if</c>, or one
@@ -206,6 +207,16 @@ public sealed class DoubleConsumptionAnalyzer : DiagnosticAnalyzer
                 continue;
             }
 
+            // is Job<int> j, case Job<int> j:, is (true, var j), is { Work: var w }: a pattern
+            // designation assigns its local each time the pattern is tested, without a local
+            // reference for the code below to see. The local is only readable after the pattern,
+            // so the write needs no deferral.
+            if (DeclaredByPattern(operation) is { } declared && types.IsJob(declared.Type))
+            {
+                events.Add(new Event(EventKind.Write, declared, operation, "declared"));
+                continue;
+            }
+
             ISymbol? symbol = operation switch
             {
                 ILocalReferenceOperation local when types.IsJob(local.Local.Type) => local.Local,
@@ -230,6 +241,15 @@ public sealed class DoubleConsumptionAnalyzer : DiagnosticAnalyzer
 
         events.AddRange(writes);
     }
+
+    /// <summary>The local that <paramref name="operation"/> declares when it is a pattern with a designation.</summary>
+    private static ILocalSymbol? DeclaredByPattern(IOperation operation) => operation switch
+    {
+        IDeclarationPatternOperation declaration => declaration.DeclaredSymbol as ILocalSymbol,
+        IRecursivePatternOperation recursive => recursive.DeclaredSymbol as ILocalSymbol,
+        IListPatternOperation list => list.DeclaredSymbol as ILocalSymbol,
+        _ => null,
+    };
 
     private static IEnumerable<IOperation> Self(IOperation root)
     {

@@ -118,4 +118,92 @@ public class DoubleConsumptionAnalyzerTests
             }
         }
         """);
+
+    [Fact]
+    public Task PatternVariable_DeclaredInLoop_NoDiagnostic() => Verify.Analyzer<DoubleConsumptionAnalyzer>("""
+        using System.Collections.Generic;
+
+        record Item(int Id, Job<int> Work);
+
+        class C
+        {
+            static async Job<int> M(object[] items, List<Item> list, Queue<object> queue, Func<(bool, Job<int>)> next)
+            {
+                int sum = 0;
+                foreach (object item in items)
+                {
+                    if (item is Job<int> job)
+                    {
+                        sum += await job;
+                    }
+                }
+
+                foreach (object item in items)
+                {
+                    switch (item)
+                    {
+                        case Job<int> j:
+                            sum += await j;
+                            break;
+                    }
+                }
+
+                while (next() is (true, var j))
+                {
+                    sum += await j;
+                }
+
+                foreach (Item it in list)
+                {
+                    if (it is { Work: var w })
+                    {
+                        sum += await w;
+                    }
+                }
+
+                while (queue.TryDequeue(out var o) && o is Job<int> j)
+                {
+                    sum += await j;
+                }
+
+                foreach (Item it in list)
+                {
+                    if (it is not { Work: var w })
+                    {
+                        continue;
+                    }
+
+                    sum += await w;
+                }
+
+                foreach (object item in items)
+                {
+                    if (item is Job<int> { IsCompleted: true } done)
+                    {
+                        sum += done.Wait();
+                    }
+                }
+
+                return sum;
+            }
+        }
+        """);
+
+    [Fact]
+    public Task PatternVariable_ConsumedTwice_Reports() => Verify.Analyzer<DoubleConsumptionAnalyzer>("""
+        class C
+        {
+            static async Job<int> M(object item)
+            {
+                if (item is Job<int> job)
+                {
+                    int a = await job;
+                    return a + await {|MYR0002:job|};
+                }
+
+                return 0;
+            }
+        }
+        """);
+
 }
