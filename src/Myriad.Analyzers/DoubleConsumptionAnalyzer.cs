@@ -8,10 +8,10 @@ using Microsoft.CodeAnalysis.Operations;
 namespace Myriad.Analyzers;
 
 /// <summary>
-/// MYR0002: a job local or parameter consumed (awaited, waited on, turned into a Task or ValueTask,
-/// handed to <c>Detach</c>, <c>WhenAll</c> or <c>WhenAny</c>) on a path where it was already
-/// consumed and not reassigned since (by an assignment, an <c>out</c> argument or a pattern that
-/// declares it).
+/// MYR0002: a job local or parameter consumed (awaited, also through <c>ConfigureAwait</c>,
+/// waited on, turned into a Task or ValueTask, handed to <c>Detach</c>, <c>WhenAll</c> or
+/// <c>WhenAny</c>) on a path where it was already consumed and not reassigned since (by an
+/// assignment, an <c>out</c> argument or a pattern that declares it).
 /// </summary>
 /// <remarks>
 /// Works on the control-flow graph, so consumptions in the two arms of an <c>if</c>, or one
@@ -22,8 +22,10 @@ namespace Myriad.Analyzers;
 [DiagnosticAnalyzer(LanguageNames.CSharp)]
 public sealed class DoubleConsumptionAnalyzer : DiagnosticAnalyzer
 {
+    // ConfigureAwait and GetAwaiter do not consume by themselves, but what they return is only
+    // ever there to be awaited, which consumes the job they wrap.
     private static readonly ImmutableHashSet<string> s_consumingMethods =
-        ImmutableHashSet.Create("AsTask", "AsValueTask", "Wait", "AsJob", "GetAwaiter");
+        ImmutableHashSet.Create("AsTask", "AsValueTask", "Wait", "AsJob", "GetAwaiter", "ConfigureAwait");
 
     private static readonly ImmutableHashSet<string> s_consumingJobStatics = ImmutableHashSet.Create("WhenAll", "WhenAny");
 

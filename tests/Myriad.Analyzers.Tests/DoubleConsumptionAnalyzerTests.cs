@@ -206,4 +206,21 @@ public class DoubleConsumptionAnalyzerTests
         }
         """);
 
+    [Fact]
+    public Task ConfigureAwait_SameLocalTwice_Reports() => Verify.Analyzer<DoubleConsumptionAnalyzer>("""
+        class C
+        {
+            static Job<int> Work(int n) => Job.FromResult(n);
+
+            static async Job<int> M(Job k)
+            {
+                Job<int> job = Work(1);
+                int a = await job.ConfigureAwait(false);
+                int b = await {|MYR0002:job|}.ConfigureAwait(false);
+                await k;
+                await {|MYR0002:k|}.ConfigureAwait(false);
+                return a + b;
+            }
+        }
+        """);
 }
