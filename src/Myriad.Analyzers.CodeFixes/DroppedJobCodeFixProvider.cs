@@ -41,7 +41,7 @@ public sealed class DroppedJobCodeFixProvider : CodeFixProvider
         SyntaxNode? root = await context.Document.GetSyntaxRootAsync(context.CancellationToken).ConfigureAwait(false);
         if (root?.FindNode(diagnostic.Location.SourceSpan, getInnermostNodeForTie: true) is not ExpressionSyntax job
             || job is ConditionalAccessExpressionSyntax // a Job? cannot be awaited or detached as it is
-            || job.FirstAncestorOrSelf<ExpressionStatementSyntax>() is not { } statement)
+            || DroppingStatement(job) is not { } statement)
         {
             return;
         }
@@ -63,6 +63,30 @@ public sealed class DroppedJobCodeFixProvider : CodeFixProvider
                 CodeAction.Create($"Hand the job to {runtime}.Detach", ct => Replace(context.Document, statement, detach, ct), DetachKey),
                 diagnostic);
         }
+    }
+
+    /// <summary>
+    /// The statement that drops <paramref name="job"/>: <c>job;</c> or <c>_ = job;</c>. Null when
+    /// the job is dropped elsewhere, such as the body of an expression lambda
+    /// (<c>ids.ForEach(id => Work(id))</c>): replacing the statement around it would rewrite the
+    /// lambda's caller.
+    /// </summary>
+    private static ExpressionStatementSyntax? DroppingStatement(ExpressionSyntax job)
+    {
+        SyntaxNode node = job;
+        while (node.Parent is ParenthesizedExpressionSyntax parenthesized)
+        {
+            node = parenthesized;
+        }
+
+        if (node.Parent is AssignmentExpressionSyntax { Left: IdentifierNameSyntax { Identifier.ValueText: "_" } } discard
+            && discard.IsKind(SyntaxKind.SimpleAssignmentExpression)
+            && discard.Right == node)
+        {
+            node = discard;
+        }
+
+        return node.Parent as ExpressionStatementSyntax;
     }
 
     private static async Task<Document> Replace(Document document, ExpressionStatementSyntax statement, ExpressionSyntax replacement, CancellationToken cancellationToken)

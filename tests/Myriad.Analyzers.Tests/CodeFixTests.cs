@@ -120,4 +120,55 @@ public class CodeFixTests
         }
         """,
         CapturingLambdaCodeFixProvider.StateKey);
+
+    [Theory]
+    [InlineData(DroppedJobCodeFixProvider.AwaitKey)]
+    [InlineData(DroppedJobCodeFixProvider.DetachKey)]
+    public Task DroppedJob_InExpressionBodiedLambda_NoFix(string key) => Verify.NoCodeFix<DroppedJobAnalyzer, DroppedJobCodeFixProvider>(
+        """
+        using System.Collections.Generic;
+
+        class C
+        {
+            static Job Work(int id) => Job.CompletedJob;
+
+            static async Job M(JobRuntime rt, List<int> ids)
+            {
+                ids.ForEach(id => {|MYR0001:Work(id)|});
+                Action<int> a = id => {|MYR0001:Work(id)|};
+                await Job.CompletedJob;
+            }
+        }
+        """,
+        key);
+
+    [Fact]
+    public Task DroppedJob_InBlockBodiedLambda_DetachFixStaysInside() => Verify.CodeFix<DroppedJobAnalyzer, DroppedJobCodeFixProvider>(
+        """
+        using System.Collections.Generic;
+
+        class C
+        {
+            static Job Work(int id) => Job.CompletedJob;
+
+            static void M(JobRuntime rt, List<int> ids)
+            {
+                ids.ForEach(id => { {|MYR0001:Work(id)|}; });
+            }
+        }
+        """,
+        """
+        using System.Collections.Generic;
+
+        class C
+        {
+            static Job Work(int id) => Job.CompletedJob;
+
+            static void M(JobRuntime rt, List<int> ids)
+            {
+                ids.ForEach(id => { rt.Detach(Work(id)); });
+            }
+        }
+        """,
+        DroppedJobCodeFixProvider.DetachKey);
 }

@@ -54,6 +54,12 @@ internal static class Verify
         return test.RunAsync();
     }
 
+    /// <summary>Checks that the fix with <paramref name="equivalenceKey"/> is not offered for any diagnostic of <paramref name="source"/>.</summary>
+    public static Task NoCodeFix<TAnalyzer, TFix>(string source, string equivalenceKey)
+        where TAnalyzer : DiagnosticAnalyzer, new()
+        where TFix : CodeFixProvider, new() =>
+        CodeFix<TAnalyzer, TFix>(source, source, equivalenceKey);
+
     private static void Configure<TVerifier>(AnalyzerTest<TVerifier> test)
         where TVerifier : IVerifier, new()
     {
