@@ -29,7 +29,8 @@ public sealed class BlockingCallCodeFixProvider : CodeFixProvider
         Diagnostic diagnostic = context.Diagnostics[0];
         SyntaxNode? root = await context.Document.GetSyntaxRootAsync(context.CancellationToken).ConfigureAwait(false);
         if (root?.FindNode(diagnostic.Location.SourceSpan, getInnermostNodeForTie: true) is not ExpressionSyntax blocking
-            || Awaited(blocking) is not { } awaited)
+            || Awaited(blocking) is not { } awaited
+            || AwaitPlacement.IsForbidden(blocking))
         {
             return;
         }

@@ -46,7 +46,7 @@ public sealed class DroppedJobCodeFixProvider : CodeFixProvider
             return;
         }
 
-        if (IsInAsyncFunction(statement))
+        if (IsInAsyncFunction(statement) && !AwaitPlacement.IsForbidden(statement))
         {
             context.RegisterCodeFix(
                 CodeAction.Create("Await the job", ct => Replace(context.Document, statement, SyntaxFactory.AwaitExpression(job.WithoutTrivia()), ct), AwaitKey),

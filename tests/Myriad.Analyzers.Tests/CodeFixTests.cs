@@ -171,4 +171,87 @@ public class CodeFixTests
         }
         """,
         DroppedJobCodeFixProvider.DetachKey);
+
+    [Fact]
+    public Task DroppedJob_InLock_NoAwaitFix() => Verify.NoCodeFix<DroppedJobAnalyzer, DroppedJobCodeFixProvider>(
+        """
+        class C
+        {
+            static Job Foo() => Job.CompletedJob;
+
+            static async Job M(object gate)
+            {
+                lock (gate)
+                {
+                    {|MYR0001:Foo()|};
+                }
+
+                await Job.CompletedJob;
+            }
+        }
+        """,
+        DroppedJobCodeFixProvider.AwaitKey);
+
+    [Fact]
+    public Task DroppedJob_InLock_DetachFixHandsItOver() => Verify.CodeFix<DroppedJobAnalyzer, DroppedJobCodeFixProvider>(
+        """
+        class C
+        {
+            static Job Foo() => Job.CompletedJob;
+
+            static async Job M(object gate, JobRuntime rt)
+            {
+                lock (gate)
+                {
+                    {|MYR0001:Foo()|};
+                }
+
+                await Job.CompletedJob;
+            }
+        }
+        """,
+        """
+        class C
+        {
+            static Job Foo() => Job.CompletedJob;
+
+            static async Job M(object gate, JobRuntime rt)
+            {
+                lock (gate)
+                {
+                    rt.Detach(Foo());
+                }
+
+                await Job.CompletedJob;
+            }
+        }
+        """,
+        DroppedJobCodeFixProvider.DetachKey);
+
+    [Fact]
+    public Task BlockingCall_InLockOrExceptionFilter_NoFix() => Verify.NoCodeFix<BlockingInAsyncJobAnalyzer, BlockingCallCodeFixProvider>(
+        """
+        class C
+        {
+            static async Job<int> M(Job<int> j, Task<int> t, object gate)
+            {
+                int b;
+                lock (gate)
+                {
+                    b = {|MYR0003:j.Wait()|} + {|MYR0003:t.Result|};
+                }
+
+                try
+                {
+                    b += await t;
+                }
+                catch (InvalidOperationException) when ({|MYR0003:t.Result|} > 0)
+                {
+                }
+
+                return b;
+            }
+        }
+        """,
+        BlockingCallCodeFixProvider.AwaitKey);
 }
