@@ -118,7 +118,10 @@ public sealed class DroppedJobCodeFixProvider : CodeFixProvider
         return false;
     }
 
-    /// <summary>A local or parameter of a runtime type usable at <paramref name="node"/>, nearest first.</summary>
+    /// <summary>
+    /// A local or parameter of a runtime type usable at <paramref name="node"/>, nearest first,
+    /// one not declared nullable first.
+    /// </summary>
     private static string? FindRuntime(SemanticModel model, SyntaxNode node, CancellationToken cancellationToken)
     {
         INamedTypeSymbol? runtimeType = model.Compilation.GetTypeByMetadataName("Myriad.Scheduling.JobRuntime");
@@ -132,6 +135,7 @@ public sealed class DroppedJobCodeFixProvider : CodeFixProvider
             (a is AnonymousFunctionExpressionSyntax lambda && lambda.Modifiers.Any(SyntaxKind.StaticKeyword))
             || (a is LocalFunctionStatementSyntax local && local.Modifiers.Any(SyntaxKind.StaticKeyword)));
 
+        ISymbol? nullable = null;
         foreach (ISymbol symbol in model.LookupSymbols(node.SpanStart))
         {
             cancellationToken.ThrowIfCancellationRequested();
@@ -157,10 +161,18 @@ public sealed class DroppedJobCodeFixProvider : CodeFixProvider
                 continue; // declared later in the block
             }
 
+            // A runtime declared nullable (MultiThreadRuntime? maybe) may be null here, and its
+            // Detach would then throw or warn (CS8602): only the last resort.
+            if (type.NullableAnnotation == NullableAnnotation.Annotated)
+            {
+                nullable ??= symbol;
+                continue;
+            }
+
             return symbol.Name;
         }
 
-        return null;
+        return nullable?.Name;
     }
 
     private static bool DerivesFrom(ITypeSymbol type, INamedTypeSymbol baseType)

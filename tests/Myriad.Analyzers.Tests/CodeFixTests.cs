@@ -254,4 +254,36 @@ public class CodeFixTests
         }
         """,
         BlockingCallCodeFixProvider.AwaitKey);
+
+    [Fact]
+    public Task DroppedJob_NullableRuntimeNearer_DetachFixUsesTheNonNullOne() => Verify.CodeFix<DroppedJobAnalyzer, DroppedJobCodeFixProvider>(
+        """
+        #nullable enable
+        class C
+        {
+            static Job Foo() => Job.CompletedJob;
+
+            static void M(JobRuntime runtime, bool b)
+            {
+                MultiThreadRuntime? maybe = b ? new MultiThreadRuntime() : null;
+                {|MYR0001:Foo()|};
+                maybe?.Dispose();
+            }
+        }
+        """,
+        """
+        #nullable enable
+        class C
+        {
+            static Job Foo() => Job.CompletedJob;
+
+            static void M(JobRuntime runtime, bool b)
+            {
+                MultiThreadRuntime? maybe = b ? new MultiThreadRuntime() : null;
+                runtime.Detach(Foo());
+                maybe?.Dispose();
+            }
+        }
+        """,
+        DroppedJobCodeFixProvider.DetachKey);
 }
