@@ -44,7 +44,7 @@ public sealed class CapturingLambdaCodeFixProvider : CodeFixProvider
         }
 
         context.RegisterCodeFix(
-            CodeAction.Create($"Pass '{captured}' as typed state to a static lambda", ct => Rewrite(context.Document, lambda, argument, captured, ct), StateKey),
+            CodeAction.Create($"Pass '{Identifiers.Escaped(captured)}' as typed state to a static lambda", ct => Rewrite(context.Document, lambda, argument, captured, ct), StateKey),
             diagnostic);
     }
 
@@ -59,7 +59,9 @@ public sealed class CapturingLambdaCodeFixProvider : CodeFixProvider
             modifiers = modifiers.Add(modifier);
         }
 
-        SimpleLambdaExpressionSyntax replacement = SyntaxFactory.SimpleLambdaExpression(SyntaxFactory.Parameter(SyntaxFactory.Identifier(captured)))
+        // int @event: the parameter and the state argument keep the '@' that the body has.
+        SyntaxToken name = Identifiers.Token(captured);
+        SimpleLambdaExpressionSyntax replacement = SyntaxFactory.SimpleLambdaExpression(SyntaxFactory.Parameter(name))
             .WithModifiers(modifiers)
             .WithArrowToken(lambda.ArrowToken)
             .WithBlock(lambda.Block)
@@ -67,7 +69,7 @@ public sealed class CapturingLambdaCodeFixProvider : CodeFixProvider
             .WithLeadingTrivia(lambda.GetLeadingTrivia())
             .WithTrailingTrivia(lambda.GetTrailingTrivia());
 
-        ArgumentSyntax state = SyntaxFactory.Argument(SyntaxFactory.IdentifierName(captured));
+        ArgumentSyntax state = SyntaxFactory.Argument(SyntaxFactory.IdentifierName(name));
         int index = list.Arguments.IndexOf(argument);
         SeparatedSyntaxList<ArgumentSyntax> arguments = list.Arguments
             .Replace(argument, argument.WithExpression(replacement))

@@ -57,10 +57,10 @@ public sealed class DroppedJobCodeFixProvider : CodeFixProvider
         if (model is not null && FindRuntime(model, statement, context.CancellationToken) is { } runtime)
         {
             InvocationExpressionSyntax detach = SyntaxFactory.InvocationExpression(
-                SyntaxFactory.MemberAccessExpression(SyntaxKind.SimpleMemberAccessExpression, SyntaxFactory.IdentifierName(runtime), SyntaxFactory.IdentifierName("Detach")),
+                SyntaxFactory.MemberAccessExpression(SyntaxKind.SimpleMemberAccessExpression, SyntaxFactory.IdentifierName(Identifiers.Token(runtime)), SyntaxFactory.IdentifierName("Detach")),
                 SyntaxFactory.ArgumentList(SyntaxFactory.SingletonSeparatedList(SyntaxFactory.Argument(job.WithoutTrivia()))));
             context.RegisterCodeFix(
-                CodeAction.Create($"Hand the job to {runtime}.Detach", ct => Replace(context.Document, statement, detach, ct), DetachKey),
+                CodeAction.Create($"Hand the job to {Identifiers.Escaped(runtime)}.Detach", ct => Replace(context.Document, statement, detach, ct), DetachKey),
                 diagnostic);
         }
     }

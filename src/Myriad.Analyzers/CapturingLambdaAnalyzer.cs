@@ -84,7 +84,7 @@ public sealed class CapturingLambdaAnalyzer : DiagnosticAnalyzer
                 continue;
             }
 
-            string names = string.Join(", ", captured.Select(s => s is IParameterSymbol { IsThis: true } ? "this" : s.Name));
+            string names = string.Join(", ", captured.Select(s => s is IParameterSymbol { IsThis: true } ? "this" : Identifiers.Escaped(s.Name)));
             string message = statelessWithStatefulTwin
                 ? $"The lambda captures {names}: pass it as the state of the typed-state overload '{method.Name}(state, static s => ...)', which allocates no closure"
                 : $"The lambda captures {names}: carry it in the state (a tuple for several values) and make the lambda static";

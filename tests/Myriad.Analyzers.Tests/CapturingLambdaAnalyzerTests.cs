@@ -1,4 +1,5 @@
 using System.Threading.Tasks;
+using Microsoft.CodeAnalysis.Testing;
 using Xunit;
 
 namespace Myriad.Analyzers.Tests;
@@ -73,4 +74,18 @@ public class CapturingLambdaAnalyzerTests
             }
         }
         """);
+
+    [Fact]
+    public Task KeywordNamedLocal_MessageNamesItEscaped() => Verify.Analyzer<CapturingLambdaAnalyzer>(
+        """
+        class C
+        {
+            static Job Use(int x) => Job.CompletedJob;
+
+            static Job M(JobRuntime rt, int @event) => rt.Spawn({|#0:() => Use(@event)|});
+        }
+        """,
+        new DiagnosticResult(Descriptors.CapturingLambda)
+            .WithLocation(0)
+            .WithArguments("The lambda captures @event: pass it as the state of the typed-state overload 'Spawn(state, static s => ...)', which allocates no closure"));
 }

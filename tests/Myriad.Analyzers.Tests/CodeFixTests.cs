@@ -286,4 +286,58 @@ public class CodeFixTests
         }
         """,
         DroppedJobCodeFixProvider.DetachKey);
+
+    [Fact]
+    public Task CapturingLambda_KeywordNamedLocal_StaysEscaped() => Verify.CodeFix<CapturingLambdaAnalyzer, CapturingLambdaCodeFixProvider>(
+        """
+        class C
+        {
+            static Job Use(int x) => Job.CompletedJob;
+
+            static async Job M(JobRuntime rt)
+            {
+                int @event = 3;
+                await rt.Spawn({|MYR0004:() => Use(@event)|});
+            }
+        }
+        """,
+        """
+        class C
+        {
+            static Job Use(int x) => Job.CompletedJob;
+
+            static async Job M(JobRuntime rt)
+            {
+                int @event = 3;
+                await rt.Spawn(@event, static @event => Use(@event));
+            }
+        }
+        """,
+        CapturingLambdaCodeFixProvider.StateKey);
+
+    [Fact]
+    public Task DroppedJob_KeywordNamedRuntime_DetachFixStaysEscaped() => Verify.CodeFix<DroppedJobAnalyzer, DroppedJobCodeFixProvider>(
+        """
+        class C
+        {
+            static Job Foo() => Job.CompletedJob;
+
+            static void M(JobRuntime @lock)
+            {
+                {|MYR0001:Foo()|};
+            }
+        }
+        """,
+        """
+        class C
+        {
+            static Job Foo() => Job.CompletedJob;
+
+            static void M(JobRuntime @lock)
+            {
+                @lock.Detach(Foo());
+            }
+        }
+        """,
+        DroppedJobCodeFixProvider.DetachKey);
 }

@@ -32,10 +32,12 @@ internal static class Verify
     /// <summary>This process's framework assemblies and Myriad.</summary>
     public static ImmutableArray<MetadataReference> References => s_references;
 
-    public static Task Analyzer<TAnalyzer>(string source)
+    /// <summary>Runs <typeparamref name="TAnalyzer"/>; <paramref name="expected"/> adds diagnostics marked <c>{|#0:text|}</c>, with their messages.</summary>
+    public static Task Analyzer<TAnalyzer>(string source, params DiagnosticResult[] expected)
         where TAnalyzer : DiagnosticAnalyzer, new()
     {
         var test = new CSharpAnalyzerTest<TAnalyzer, DefaultVerifier> { TestCode = Usings + source };
+        test.ExpectedDiagnostics.AddRange(expected);
         Configure(test);
         return test.RunAsync();
     }
