@@ -340,4 +340,16 @@ public class CodeFixTests
         }
         """,
         DroppedJobCodeFixProvider.DetachKey);
+
+    [Fact]
+    public Task CapturingLambda_HandlerWithParameters_NoFix() => Verify.NoCodeFix<CapturingLambdaAnalyzer, CapturingLambdaCodeFixProvider>(
+        """
+        using Myriad.Channels;
+
+        class C
+        {
+            static SelectBuilder M(Chan<int> ch, int n) => Select.Receive(ch, {|MYR0004:v => Console.WriteLine(v + n)|});
+        }
+        """,
+        CapturingLambdaCodeFixProvider.StateKey);
 }
