@@ -28,7 +28,9 @@ public static class MyriadServiceCollectionExtensions
     /// by the host's shutdown timeout. Failures of detached jobs
     /// (<see cref="JobRuntime.UnobservedException"/>) are logged as errors under the category
     /// <c>Myriad</c>. Calling this more than once registers one runtime; every call's
-    /// <paramref name="configure"/> applies.
+    /// <paramref name="configure"/> applies. The binding is generated at compile time, so it also
+    /// works in a trimmed or NativeAOT application; <see cref="RuntimeOptions.TimeProvider"/> is
+    /// not bound (set a clock in <paramref name="configure"/>).
     /// </remarks>
     /// <param name="services">The service collection.</param>
     /// <param name="configure">Changes the options after configuration was bound; null for none.</param>
@@ -55,6 +57,8 @@ public static class MyriadServiceCollectionExtensions
         options.Configure<IServiceProvider>((o, provider) =>
         {
             // Tolerates a container without configuration (a bare ServiceCollection in a test).
+            // The binding source generator (see the project file) replaces this call with code
+            // generated at compile time, so that NativeAOT and trimming keep the binding.
             provider.GetService<IConfiguration>()?.GetSection(configurationSectionPath).Bind(o);
         });
         if (configure is not null)

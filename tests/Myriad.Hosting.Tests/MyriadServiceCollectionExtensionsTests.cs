@@ -3,6 +3,7 @@ using System.Collections.Generic;
 using System.Linq;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Options;
 using Myriad.Scheduling;
 using Xunit;
 
@@ -24,6 +25,39 @@ public class MyriadServiceCollectionExtensionsTests
         Assert.Equal(3, runtime.WorkerCount);
         Assert.Equal("bound-runtime", runtime.Name);
         Assert.Same(runtime, host.Services.GetRequiredService<JobRuntime>());
+    }
+
+    [Fact]
+    public void AddMyriad_WithMyriadSection_BindsStringTimeSpanAndTuningOptions()
+    {
+        // The generated binder must cover what the reflection binder did: strings, TimeSpans in
+        // configuration's "hh:mm:ss.fff" form, and the tuning integers.
+        var logs = new LogCapture();
+        using IHost host = TestHost.Build(logs, new Dictionary<string, string?>
+        {
+            ["Myriad:WorkerCount"] = "2",
+            ["Myriad:ThreadNamePrefix"] = "bound worker",
+            ["Myriad:LazyWakeDelay"] = "00:00:00.005",
+            ["Myriad:IdleSpin"] = "00:00:00",
+            ["Myriad:MaxSpareThreads"] = "3",
+        }, services => services.AddMyriad());
+
+        RuntimeOptions options = host.Services.GetRequiredService<IOptions<RuntimeOptions>>().Value;
+        Assert.Equal("bound worker", options.ThreadNamePrefix);
+        Assert.Equal(TimeSpan.FromMilliseconds(5), options.LazyWakeDelay);
+        Assert.Equal(TimeSpan.Zero, options.IdleSpin);
+        Assert.Equal(3, options.MaxSpareThreads);
+        Assert.Same(TimeProvider.System, options.TimeProvider); // set in code only, never bound
+    }
+
+    [Fact]
+    public void AddMyriad_BindsWithGeneratedCode_NotReflection()
+    {
+        // ConfigurationBinder's reflection cannot be followed by NativeAOT or the trimmer: published
+        // that way the "Myriad" section would be silently ignored. The binding source generator
+        // emits its binder into this assembly, under its own namespace.
+        Assert.Contains(typeof(MyriadServiceCollectionExtensions).Assembly.GetTypes(),
+            t => t.Namespace == "Microsoft.Extensions.Configuration.Binder.SourceGeneration");
     }
 
     [Fact]
