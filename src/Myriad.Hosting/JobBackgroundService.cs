@@ -54,8 +54,36 @@ public abstract class JobBackgroundService : BackgroundService
     protected abstract Job ExecuteJobAsync(CancellationToken stoppingToken);
 
     /// <summary>Spawns <see cref="ExecuteJobAsync"/> on <see cref="Runtime"/> and returns it as a task for the host.</summary>
+    /// <remarks>
+    /// When <paramref name="stoppingToken"/> is already canceled or <see cref="Runtime"/> is already
+    /// disposed, the body is not started and the task is canceled (with
+    /// <paramref name="stoppingToken"/> when that is canceled), as a plain
+    /// <see cref="BackgroundService"/>'s would be that had not started yet.
+    /// </remarks>
     /// <param name="stoppingToken">Canceled when the host stops.</param>
     /// <returns>A task that completes when the body's job does.</returns>
-    protected sealed override Task ExecuteAsync(CancellationToken stoppingToken) =>
-        Runtime.Spawn((Service: this, Token: stoppingToken), static s => s.Service.ExecuteJobAsync(s.Token)).AsTask();
+    protected sealed override Task ExecuteAsync(CancellationToken stoppingToken)
+    {
+        // BackgroundService calls this through Task.Run. A host disposed without StopAsync (or
+        // right after StartAsync) may already have canceled the token and disposed the runtime,
+        // which a plain BackgroundService's body would just see as a cancellation. Spawning would
+        // fail with ObjectDisposedException instead: a failure of the runtime, reported by the
+        // host, where the service was merely stopped before it ran.
+        if (stoppingToken.IsCancellationRequested || Runtime.IsDisposed)
+        {
+            return Canceled(stoppingToken);
+        }
+
+        try
+        {
+            return Runtime.Spawn((Service: this, Token: stoppingToken), static s => s.Service.ExecuteJobAsync(s.Token)).AsTask();
+        }
+        catch (ObjectDisposedException) when (stoppingToken.IsCancellationRequested || Runtime.IsDisposed)
+        {
+            return Canceled(stoppingToken); // the disposal came between the check and the spawn
+        }
+    }
+
+    private static Task Canceled(CancellationToken stoppingToken) =>
+        Task.FromCanceled(stoppingToken.IsCancellationRequested ? stoppingToken : new CancellationToken(canceled: true));
 }
