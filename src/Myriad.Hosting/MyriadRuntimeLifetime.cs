@@ -20,6 +20,13 @@ namespace Myriad.Hosting;
 /// without the host, which logs a warning and proceeds, and disposing the host (which disposes the
 /// runtime again) does not wait for it either.</item>
 /// </list>
+/// A host disposed without being stopped calls neither: the container disposes the runtime, and
+/// that drain is unbounded. Bounding it here (disposing from this service's own Dispose, with the
+/// shutdown timeout) was weighed and left out: the container disposes this service before the
+/// hosted services created ahead of it (those registered before AddMyriad), so the runtime would
+/// refuse their spawns, and could end their bodies canceled without running their catch and
+/// finally blocks, before their stopping tokens are even canceled; and HostOptions lives in
+/// Microsoft.Extensions.Hosting, which this package does not depend on.
 /// </summary>
 internal sealed class MyriadRuntimeLifetime(MultiThreadRuntime runtime, ILoggerFactory? loggerFactory = null) : IHostedLifecycleService
 {

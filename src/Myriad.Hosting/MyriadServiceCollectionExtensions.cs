@@ -23,14 +23,21 @@ public static class MyriadServiceCollectionExtensions
     /// <see cref="IConfiguration"/>, then passed to <paramref name="configure"/>.
     /// </summary>
     /// <remarks>
-    /// The runtime is created (its workers start) when the host starts, before any hosted service
+    /// <para>The runtime is created (its workers start) when the host starts, before any hosted service
     /// starts, and it is disposed once every hosted service has stopped: queued jobs drain, bounded
-    /// by the host's shutdown timeout. Failures of detached jobs
+    /// by the host's shutdown timeout (<c>HostOptions.ShutdownTimeout</c>).</para>
+    /// <para>A host disposed without being stopped (<c>StartAsync</c>, then <c>Dispose</c> without
+    /// <c>StopAsync</c>; <c>Run</c> and <c>RunAsync</c> do stop it) leaves the runtime to the
+    /// container, which disposes it after the services that use it: the drain then has no time limit,
+    /// so no queued job is lost, and a job that never ends (one that keeps requeueing itself, such
+    /// as a loop of <c>await Task.Yield()</c>) makes <c>Dispose</c> wait for it. Stop the host
+    /// before disposing it, as <c>Run</c> does, to bound the wait.</para>
+    /// <para>Failures of detached jobs
     /// (<see cref="JobRuntime.UnobservedException"/>) are logged as errors under the category
     /// <c>Myriad</c>. Calling this more than once registers one runtime; every call's
     /// <paramref name="configure"/> applies. The binding is generated at compile time, so it also
     /// works in a trimmed or NativeAOT application; <see cref="RuntimeOptions.TimeProvider"/> is
-    /// not bound (set a clock in <paramref name="configure"/>).
+    /// not bound (set a clock in <paramref name="configure"/>).</para>
     /// </remarks>
     /// <param name="services">The service collection.</param>
     /// <param name="configure">Changes the options after configuration was bound; null for none.</param>

@@ -116,6 +116,36 @@ public class MyriadRuntimeLifetimeTests
     }
 
     [Fact]
+    public async Task Dispose_WithoutStop_DrainsQueuedJobs()
+    {
+        // Disposing a host that was never stopped disposes the runtime through the container,
+        // outside the shutdown timeout: the drain is not cut short (documented on AddMyriad, with
+        // the consequence that a job that never ends makes Dispose wait for it).
+        IHost host = TestHost.Build(new LogCapture(), null, services => services.AddMyriad(), shutdownTimeout: TimeSpan.FromMilliseconds(1));
+        await host.StartAsync();
+        var runtime = host.Services.GetRequiredService<JobRuntime>();
+        using var gate = new ManualResetEventSlim();
+        var counter = new StrongBox<int>();
+        for (int i = 0; i < 2; i++)
+        {
+            runtime.SpawnDetached(gate, static g => g.Wait());
+        }
+
+        for (int i = 0; i < 1000; i++)
+        {
+            runtime.SpawnDetached(counter, static c => Interlocked.Increment(ref c.Value));
+        }
+
+        Task dispose = Task.Run(host.Dispose);
+        await Task.Delay(50);
+        gate.Set();
+        await dispose.WaitAsync(Patience);
+
+        Assert.True(runtime.IsDisposed);
+        Assert.Equal(1000, Volatile.Read(ref counter.Value));
+    }
+
+    [Fact]
     public async Task StoppedAsync_TimeoutAlreadyExpired_LogsThatTheDrainWasNotAwaited()
     {
         // Other services used up the shutdown timeout: the host calls StoppedAsync with a token
