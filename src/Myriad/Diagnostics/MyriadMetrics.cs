@@ -94,6 +94,20 @@ public static class MyriadMetrics
         return Math.Max(0, runtime.SpawnedCount - completed);
     }
 
+    /// <summary>
+    /// Disposal finished (the drain is over): the retired list is refreshed at once, so that the
+    /// runtime's entry keeps only its final counts (or leaves, with a retention of zero). Otherwise
+    /// only a later registration or collection refreshed it, and in a process that neither creates
+    /// another runtime nor collects metrics the last disposed runtime stayed reachable for good.
+    /// </summary>
+    internal static void DisposalCompleted()
+    {
+        lock (RetiredRuntimes.Gate)
+        {
+            RetiredRuntimes.Refresh(s_runtimes.Keys);
+        }
+    }
+
     /// <summary>Disposal started: the runtime moves to the retired list, still measured for a while.</summary>
     internal static void Unregister(JobRuntime runtime)
     {

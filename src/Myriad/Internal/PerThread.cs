@@ -33,8 +33,13 @@ internal sealed class PerThread
     /// <summary>The scheduler this thread runs, if any.</summary>
     internal SchedulerContext? Context;
 
-    /// <summary>A runtime this (plain) thread owes a worker wake-up; see the lazy-wake protocol.</summary>
-    internal MultiThreadRuntime? PendingWake;
+    /// <summary>
+    /// The id of a runtime this (plain) thread owes a worker wake-up (0: none); see the lazy-wake
+    /// protocol. An id, not the runtime: a thread that spawned and never came back (a pool thread)
+    /// kept a disposed runtime reachable for good through this field. A stale id resolves to
+    /// nothing, or to a later runtime that reused it, which costs at most one needless notify.
+    /// </summary>
+    internal short PendingWake;
 
     /// <summary>
     /// Set while a thread that must run no user code completes cells (a runtime's watchdog in its

@@ -512,6 +512,7 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
         // From here on a job of this runtime that is woken finds no runtime and is canceled
         // (StateMachineBox.Redirect); before, its wake-up is still queued and drained.
         RuntimeRegistry.Release(this);
+        Diagnostics.MyriadMetrics.DisposalCompleted();
         _disposal.TrySetResult();
     }
 }

@@ -62,7 +62,7 @@ public sealed partial class MultiThreadRuntime
         }
 
         PayOwedWake(state);
-        state.PendingWake = this;
+        state.PendingWake = Id;
         ArmWakeTimer();
     }
 
@@ -98,11 +98,10 @@ public sealed partial class MultiThreadRuntime
     /// <summary><see cref="PayOwedWake()"/> for a caller that already holds the thread's state.</summary>
     internal static void PayOwedWake(PerThread? state)
     {
-        MultiThreadRuntime? runtime = state?.PendingWake;
-        if (runtime is not null)
+        if (state is { PendingWake: not 0 and short id })
         {
-            state!.PendingWake = null;
-            if (!runtime._global.IsEmpty)
+            state.PendingWake = 0;
+            if (RuntimeRegistry.Find(id) is MultiThreadRuntime runtime && !runtime._global.IsEmpty)
             {
                 runtime._idle.NotifyWork();
             }
@@ -116,9 +115,9 @@ public sealed partial class MultiThreadRuntime
     internal override SchedulerContext? EnterInlineRun(WorkItem item, PerThread state)
     {
         _global.TryTakeBackLast(item);
-        if (state.PendingWake == this && _global.IsEmpty)
+        if (state.PendingWake == Id && _global.IsEmpty)
         {
-            state.PendingWake = null;
+            state.PendingWake = 0;
         }
 
         SchedulerContext? current = state.Context;

@@ -1,0 +1,55 @@
+using System;
+using System.Runtime.CompilerServices;
+using System.Threading;
+using Myriad.Scheduling;
+using Xunit;
+
+namespace Myriad.Tests.Scheduling;
+
+/// <summary>Nothing keeps a disposed runtime reachable: not a thread that used it, not the metrics' list of retired runtimes.</summary>
+public sealed class RuntimeLifetimeTests
+{
+    [Fact]
+    public void Dispose_AfterADetachedSpawnFromAThreadThatStaysAlive_LeavesTheRuntimeCollectable()
+    {
+        // A plain thread that spawned while the workers were parked owed the runtime a wake-up and
+        // held the runtime itself for that, until its next spawn or wait: forever on a thread that
+        // never came back. The metrics' retired list also held the last disposed runtime until a
+        // later registration or collection refreshed it.
+        WeakReference disposed = null!;
+        using var checkedIt = new ManualResetEventSlim();
+        var user = new Thread(() =>
+        {
+            disposed = SpawnDetachedThenDispose();
+            checkedIt.Wait(); // the thread outlives the check, as a pool thread would
+        });
+        user.Start();
+        while (disposed is null)
+        {
+            Thread.Sleep(10);
+        }
+
+        for (int i = 0; i < 3; i++)
+        {
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+        }
+
+        bool alive = disposed.IsAlive;
+        checkedIt.Set();
+        user.Join();
+        Assert.False(alive, "the disposed runtime is still reachable");
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static WeakReference SpawnDetachedThenDispose()
+    {
+        var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        Thread.Sleep(50); // the workers park, so the spawn defers its wake-up
+        using var ran = new ManualResetEventSlim();
+        runtime.SpawnDetached(ran, static r => r.Set());
+        ran.Wait();
+        runtime.Dispose();
+        return new WeakReference(runtime);
+    }
+}
