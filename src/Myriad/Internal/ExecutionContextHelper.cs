@@ -90,11 +90,24 @@ internal static class ExecutionContextHelper
     /// default <c>TaskScheduler.Current</c>, as it would on a worker's own loop. A task per item, on a
     /// path taken only by a blocking wait inside such a task.
     /// </summary>
+    /// <remarks>
+    /// Two hazards of running a task synchronously. The task denies child attachment: a job that
+    /// starts an <c>AttachedToParent</c> task would make it the child of this wrapper, which would
+    /// then wait for that child before returning, a deadlock when the child waits for the job. And
+    /// with too little stack left the TPL declines to run the task inline and queues it to the
+    /// thread pool, where the item would be taken off this thread (a spawn claimed there is lost):
+    /// then the item runs here, seeing the caller's scheduler, as before.
+    /// </remarks>
     internal static bool TryRunOneOutsideTaskScheduler(Scheduling.SchedulerContext context)
     {
-        var task = new System.Threading.Tasks.Task<bool>(static c => ((Scheduling.SchedulerContext)c!).TryRunOne(), context);
+        if (!RuntimeHelpers.TryEnsureSufficientExecutionStack())
+        {
+            return context.TryRunOne();
+        }
+
+        var task = new System.Threading.Tasks.Task<bool>(static c => ((Scheduling.SchedulerContext)c!).TryRunOne(), context, System.Threading.Tasks.TaskCreationOptions.DenyChildAttach);
         task.RunSynchronously(System.Threading.Tasks.TaskScheduler.Default);
-        return task.Result;
+        return task.GetAwaiter().GetResult();
     }
 
     /// <summary>

@@ -30,12 +30,12 @@ public abstract class WorkItem
     internal virtual void Abandon() => Scheduling.JobRuntime.ScheduleAfterDisposal(this);
 
     /// <summary>
-    /// Whether running this item starts or resumes code of <paramref name="runtime"/>: one of its
-    /// jobs, or a task of its <see cref="System.Threading.Tasks.TaskScheduler"/>. A single-threaded
-    /// runtime runs such items only while it is driven, and leaves them queued when a drive ends;
-    /// every other item it runs before the drive returns (see <see cref="Scheduling.SingleThreadRuntime"/>).
-    /// The default, false, suits Myriad's own items: a blocked thread's wake-up, a job of another
-    /// runtime sent home, a completion handed on.
+    /// Whether this item, queued on <paramref name="runtime"/>, only wakes someone outside it and runs
+    /// none of its code: a blocked thread's wake-up, a job of another runtime sent home, a spawn's
+    /// or a task's completion handed on to its awaiters. A single-threaded runtime runs such items
+    /// before a drive returns (see <see cref="Scheduling.SingleThreadRuntime"/>), since nobody else
+    /// would until its next drive. The default, false, leaves an item for the next drive: a job, a
+    /// spawn, a timer, a task of the runtime's scheduler, anything not known to be harmless.
     /// </summary>
-    internal virtual bool ResumesJobOf(Scheduling.JobRuntime runtime) => false;
+    internal virtual bool WakesOutside(Scheduling.JobRuntime runtime) => false;
 }

@@ -113,6 +113,9 @@ internal static class DrivenTask
         private sealed class Runner(Scheduler<T> scheduler) : WorkItem
         {
             internal override void Execute(PerThread state) => scheduler.Run(); // step 2
+
+            // Step 2 reads a completed job's outcome into a task that runs its continuations asynchronously.
+            internal override bool WakesOutside(JobRuntime runtime) => true;
         }
     }
 }

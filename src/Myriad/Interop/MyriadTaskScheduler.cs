@@ -69,7 +69,5 @@ internal sealed class MyriadTaskScheduler(JobRuntime runtime) : TaskScheduler
     private sealed class TaskWorkItem(MyriadTaskScheduler scheduler, Task task) : WorkItem
     {
         internal override void Execute(PerThread state) => scheduler.TryExecuteTask(task);
-
-        internal override bool ResumesJobOf(JobRuntime owner) => owner == scheduler._runtime;
     }
 }

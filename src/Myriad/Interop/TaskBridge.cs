@@ -56,6 +56,9 @@ internal sealed class TaskBridge<T> : WorkItem
         return this;
     }
 
+    // It completes a task that runs its continuations asynchronously: no awaiter's code runs here.
+    internal override bool WakesOutside(Scheduling.JobRuntime runtime) => true;
+
     /// <summary>The job completed: takes its outcome (consuming it) into the task.</summary>
     internal override void Execute(PerThread state)
     {

@@ -166,6 +166,8 @@ internal sealed class BlockingWaiter : WorkItem
     /// <summary>Makes completion wake <paramref name="context"/>'s thread rather than a monitor sleeper.</summary>
     internal void BindContext(SchedulerContext context) => _context = context;
 
+    internal override bool WakesOutside(JobRuntime runtime) => true; // it only signals the waiting thread
+
     internal override void Execute(PerThread state)
     {
         SchedulerContext? context = _context;

@@ -120,7 +120,7 @@ internal sealed class ForeignAwait : WorkItem
         }
     }
 
-    internal override bool ResumesJobOf(JobRuntime runtime) => _resumeOn == runtime;
+    internal override bool WakesOutside(JobRuntime runtime) => _resumeOn != runtime; // it sends its job home
 
     /// <summary>Diagnostics: the Myriad cell a pending resume is registered on through a <c>ValueTask</c>; null otherwise.</summary>
     internal JobCell? PendingCell => _armed ? _registeredOn : null;

@@ -153,7 +153,8 @@ internal static class TaskAwaiterKind<TAwaiter>
     /// Whether <paramref name="sample"/> starts with a reference to <paramref name="task"/>: the first
     /// word is compared as a number with the task's address, never read as a reference (were the
     /// options first, that word would be no object). A collection moving the task between the two
-    /// reads can only make the answer false.
+    /// reads can only make the answer false, so a false one is checked again: the answer is kept
+    /// for the process.
     /// </summary>
     private static bool StartsWith<TSample>(TSample sample, Task task)
         where TSample : struct
@@ -163,8 +164,16 @@ internal static class TaskAwaiterKind<TAwaiter>
             return false;
         }
 
-        nint first = Unsafe.As<TSample, nint>(ref sample);
-        nint address = Unsafe.As<Task, nint>(ref task);
-        return first == address;
+        for (int attempt = 0; attempt < 3; attempt++)
+        {
+            nint first = Unsafe.As<TSample, nint>(ref sample);
+            nint address = Unsafe.As<Task, nint>(ref task);
+            if (first == address)
+            {
+                return true;
+            }
+        }
+
+        return false;
     }
 }

@@ -194,7 +194,7 @@ internal sealed class StateMachineBox<[DynamicallyAccessedMembers(DynamicallyAcc
         TrySetException(new OperationCanceledException("The job's runtime was disposed before the job could resume; the rest of the job did not run."));
     }
 
-    internal override bool ResumesJobOf(JobRuntime runtime) => _ownerRuntime == runtime.Id;
+    internal override bool WakesOutside(JobRuntime runtime) => _ownerRuntime != runtime.Id; // it only goes home (Redirect)
 
     /// <summary>The runtime the job belongs to (a blocking wait on a single-threaded one's job drives it); null for a job of none.</summary>
     internal override JobRuntime? OwnerRuntime => RuntimeRegistry.Find(_ownerRuntime);

@@ -215,4 +215,7 @@ internal static class Trampoline
 internal sealed class ActionWorkItem(Action action) : WorkItem
 {
     internal override void Execute(PerThread state) => Trampoline.RunForeign(state, action);
+
+    // Code that is not a job: on a runtime's thread it goes to the thread pool (RunForeign).
+    internal override bool WakesOutside(Scheduling.JobRuntime runtime) => true;
 }

@@ -81,8 +81,6 @@ internal sealed class DetachedSpawn<TState> : WorkItem
         }
     }
 
-    internal override bool ResumesJobOf(JobRuntime runtime) => _runtime == runtime;
-
     /// <summary>The runtime finished its disposal before the spawn started: it ends canceled, as a spawn box does (a job never runs off its runtime).</summary>
     internal override void Abandon()
     {

@@ -27,6 +27,12 @@ public abstract class SingleThreadRuntime : JobRuntime
     private readonly Driver _driver;
     private int _driving;
 
+    /// <summary>
+    /// Wake-ups of others queued since the last drive ended (<see cref="WorkItem.WakesOutside"/>); some
+    /// may have run since. Under <see cref="_lock"/>. Zero lets a drive end without looking at the queue.
+    /// </summary>
+    private int _outsideWakeUps;
+
     /// <summary>The thread inside a drive, or null; written by that thread only, read by waiters.</summary>
     private volatile Thread? _driverThread;
 
@@ -74,6 +80,16 @@ public abstract class SingleThreadRuntime : JobRuntime
         return state.Context;
     }
 
+    /// <summary>Queues <paramref name="item"/>, counting a wake-up of someone outside (see <see cref="RunWakeUpsOfOthers"/>). Under the queue's lock.</summary>
+    private void Enqueue(WorkItem item)
+    {
+        _queue.Enqueue(item);
+        if (item.WakesOutside(this))
+        {
+            _outsideWakeUps++;
+        }
+    }
+
     /// <summary>Chooses which queued item runs next; called under the queue's lock with a non-empty queue.</summary>
     private protected abstract WorkItem Dequeue(WorkQueue queue);
 
@@ -83,7 +99,7 @@ public abstract class SingleThreadRuntime : JobRuntime
         {
             if (!IsDisposed)
             {
-                _queue.Enqueue(item);
+                Enqueue(item);
                 item = null!;
             }
         }
@@ -237,24 +253,35 @@ public abstract class SingleThreadRuntime : JobRuntime
     }
 
     /// <summary>
-    /// The drive's own job is done, and it returns: first it runs every queued item that is not this
-    /// runtime's work (<see cref="WorkItem.ResumesJobOf"/>), in queue order, and leaves the rest for
-    /// the next drive.
+    /// The drive's own job is done, and it returns: first it runs every queued wake-up of someone
+    /// outside the runtime (<see cref="WorkItem.WakesOutside"/>), in queue order, and leaves the rest
+    /// (its jobs, its spawns, its timers) for the next drive.
     /// </summary>
     /// <remarks>
-    /// Such items are wake-ups of others that this runtime's jobs made: a completion run on the
-    /// driving thread is queued here when the trampoline is at its depth limit, and on a
-    /// deterministic runtime always (so that the seed orders it). Left queued, a thread blocked on
-    /// a promise that a job of the run completed, or a job of another runtime waiting on a
-    /// <c>WaitGroup</c> the run released, waited for this runtime's next drive, and the disposal of
-    /// the runtime then canceled that other runtime's job. They run no job of this runtime, so
-    /// running them after its job is done adds none of its work to the drive; the order is the
-    /// queue's, so a deterministic runtime stays deterministic. What they wake on this runtime is
-    /// queued as usual.
+    /// <para>Such items are wake-ups that this runtime's jobs made: a completion run on the driving
+    /// thread is queued here when the trampoline is at its depth limit, and on a deterministic
+    /// runtime always (so that the seed orders it). Left queued, a thread blocked on a promise that a
+    /// job of the run completed, or a job of another runtime waiting on a <c>WaitGroup</c> the run
+    /// released, waited for this runtime's next drive, and the disposal of the runtime then canceled
+    /// that other runtime's job.</para>
+    /// <para>They run none of this runtime's code, and what they wake on it is queued, not run: the
+    /// trampoline's depth is at its limit while they run. Otherwise a hand-off that resumed one of
+    /// its jobs inline would run it after the drive's job was done, and two jobs passing control
+    /// through delays kept a drive from ever returning. The order is the queue's, so a deterministic
+    /// runtime stays deterministic. A drive with none of them queued does not look at the queue.</para>
     /// </remarks>
     private void RunWakeUpsOfOthers()
     {
-        int from = 0; // the items before it are this runtime's work, and stay so while queued
+        lock (_lock)
+        {
+            if (_outsideWakeUps == 0)
+            {
+                return;
+            }
+        }
+
+        PerThread state = PerThread.Current;
+        int from = 0; // the items before it are not wake-ups of others (a queued job stays a queued job)
         while (true)
         {
             WorkItem? item = null;
@@ -262,20 +289,32 @@ public abstract class SingleThreadRuntime : JobRuntime
             {
                 for (; from < _queue.Count; from++)
                 {
-                    if (!_queue.PeekAt(from).ResumesJobOf(this))
+                    if (_queue.PeekAt(from).WakesOutside(this))
                     {
                         item = _queue.RemoveAt(from);
                         break;
                     }
                 }
+
+                if (item is null)
+                {
+                    _outsideWakeUps = 0; // the whole queue was looked at; later ones count anew
+                    return;
+                }
             }
 
-            if (item is null)
+            int previousDepth = state.Depth;
+            state.Depth = MyriadDefaults.MaxInlineDepth; // what it wakes is deferred to the queue
+            ThreadContexts saved = ExecutionContextHelper.SaveBeforeItem(state);
+            try
             {
-                return;
+                item.Execute(state);
+                ExecutionContextHelper.RestoreAfterItem(state, saved);
             }
-
-            Trampoline.RunFromScheduler(item);
+            finally
+            {
+                state.Depth = previousDepth;
+            }
         }
     }
 
@@ -343,7 +382,7 @@ public abstract class SingleThreadRuntime : JobRuntime
         {
             lock (runtime._lock)
             {
-                runtime._queue.Enqueue(item);
+                runtime.Enqueue(item);
             }
         }
 

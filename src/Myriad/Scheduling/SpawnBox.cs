@@ -116,7 +116,9 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
 
     internal override JobRuntime? OwnerRuntime => _runtime;
 
-    internal override bool ResumesJobOf(JobRuntime runtime) => Volatile.Read(ref _runtime) == runtime;
+    // Not a spawn waiting to start: a hand-off of the inner job's outcome to the spawn's awaiters
+    // (or a stale entry, which does nothing), unless the spawn is another runtime's.
+    internal override bool WakesOutside(JobRuntime runtime) => Volatile.Read(ref _runtime) != runtime || Volatile.Read(ref _claim) <= 0;
 
     /// <summary>
     /// The claim a queue entry run on this thread may take: the number of the runtime whose thread

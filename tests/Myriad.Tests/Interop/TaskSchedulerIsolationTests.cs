@@ -80,4 +80,28 @@ public sealed class TaskSchedulerIsolationTests
 
         Assert.True(seen);
     }
+
+    [Fact]
+    public void Run_InsideATaskOfAnotherScheduler_JobStartingAnAttachedChild_DoesNotDeadlock()
+    {
+        // The items of a drive inside such a task run inside a task of the default scheduler; a
+        // child started AttachedToParent once attached to that task, which then waited for it
+        // while the child waited for the job.
+        using var runtime = new CurrentThreadRuntime();
+        TaskScheduler exclusive = new ConcurrentExclusiveSchedulerPair().ExclusiveScheduler;
+        Task outer = Task.Factory.StartNew(
+            () => runtime.Run(static async () =>
+            {
+                using var signal = new ManualResetEventSlim();
+                Task child = Task.Factory.StartNew(static s => ((ManualResetEventSlim)s!).Wait(), signal, CancellationToken.None, TaskCreationOptions.AttachedToParent, TaskScheduler.Default);
+                await Task.Yield();
+                signal.Set();
+                await child.ConfigureAwait(false);
+            }),
+            CancellationToken.None,
+            TaskCreationOptions.None,
+            exclusive);
+
+        Assert.True(outer.Wait(Patience), "the drive deadlocked on the attached child");
+    }
 }

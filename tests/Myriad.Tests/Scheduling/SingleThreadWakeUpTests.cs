@@ -1,4 +1,5 @@
 using System;
+using System.Runtime.CompilerServices;
 using System.Threading;
 using System.Threading.Tasks;
 using Myriad.Coordination;
@@ -160,4 +161,92 @@ public sealed class SingleThreadWakeUpTests
     }
 
     private static async Task<int> AwaitFromPlainCode(Job<int> job) => await job;
+
+    [Fact]
+    public void Run_WhileOtherJobsPassControlThroughDelays_ReturnsWhenItsJobIsDone()
+    {
+        // A first version of the wake-ups' run at the end of a drive also ran due timers, and the
+        // jobs they woke inline: two jobs that sleep 1 ms between 5 ms bursts of work then kept the
+        // drive going, and Run never returned.
+        using var runtime = new CurrentThreadRuntime();
+        var stop = new StrongBox<bool>();
+        runtime.SpawnDetached(stop, static s => Poll(s));
+        runtime.SpawnDetached(stop, static s => Poll(s));
+        var done = new ManualResetEventSlim();
+        var driver = new Thread(() =>
+        {
+            runtime.Run(static () => Job.Delay(TimeSpan.FromMilliseconds(20)));
+            done.Set();
+        });
+        driver.Start();
+        bool returned = done.Wait(TimeSpan.FromSeconds(10));
+        Volatile.Write(ref stop.Value, true);
+        driver.Join();
+        Assert.True(returned, "Run kept driving the other jobs after its own was done");
+    }
+
+    private static async Job Poll(StrongBox<bool> stop)
+    {
+        while (!Volatile.Read(ref stop.Value))
+        {
+            var busy = System.Diagnostics.Stopwatch.StartNew();
+            while (busy.ElapsedMilliseconds < 5)
+            {
+                Thread.SpinWait(100);
+            }
+
+            await Job.Delay(TimeSpan.FromMilliseconds(1));
+        }
+    }
+
+    [Fact]
+    public void Run_SpawnedJobAJobOfAnotherRuntimeAwaits_HandsItsResultOnBeforeRunReturns()
+    {
+        // The spawn's hand-off of its body's result (queued, as every completion on a deterministic
+        // runtime) was taken for a spawn waiting to start and left for the next drive, on the
+        // seeds that end the run before it.
+        using var multi = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        for (int seed = 0; seed < 60; seed++)
+        {
+            HandOffBeforeRunReturns(multi, seed);
+        }
+    }
+
+    private static void HandOffBeforeRunReturns(MultiThreadRuntime multi, int seed)
+    {
+        using var deterministic = new DeterministicRuntime(seed);
+        var gate = new SpawnGate();
+        Job<int> spawned = default;
+        deterministic.Run(async () =>
+        {
+            spawned = deterministic.Spawn(gate, static async g =>
+            {
+                int value = await g.Promise.Job + 1;
+                Volatile.Write(ref g.BodyDone, true);
+                return value;
+            });
+            await Task.Yield();
+        });
+        Task<int> awaiter = multi.Spawn(spawned, static async j => await j).AsTask();
+        Thread.Sleep(5);
+
+        // The run ends once the body is done; the seed decides whether the spawn's hand-off ran.
+        deterministic.Run(gate, static async g =>
+        {
+            g.Promise.SetResult(1);
+            while (!Volatile.Read(ref g.BodyDone))
+            {
+                await Task.Yield();
+            }
+        });
+
+        Assert.True(awaiter.Wait(Patience), $"seed {seed}: the other runtime's job did not get the spawn's result");
+        Assert.Equal(2, awaiter.Result);
+    }
+
+    private sealed class SpawnGate
+    {
+        public readonly Promise<int> Promise = new();
+        public bool BodyDone;
+    }
 }
