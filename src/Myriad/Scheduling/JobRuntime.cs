@@ -418,16 +418,7 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     {
         if (Interlocked.Exchange(ref _disposed, 1) == 0)
         {
-            try
-            {
-                Diagnostics.MyriadMetrics.Unregister(this);
-                DisposeCore();
-            }
-            catch
-            {
-                CompleteDisposal(); // nobody may wait forever on a disposal that failed
-                throw;
-            }
+            RunDisposal();
         }
         else if (!OwnsCurrentThread && !_drainWaitAbandoned)
         {
@@ -438,6 +429,21 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
         }
 
         GC.SuppressFinalize(this);
+    }
+
+    /// <summary>The disposal proper, by the caller that set <c>_disposed</c>.</summary>
+    private void RunDisposal()
+    {
+        try
+        {
+            Diagnostics.MyriadMetrics.Unregister(this);
+            DisposeCore();
+        }
+        catch
+        {
+            CompleteDisposal(); // nobody may wait forever on a disposal that failed
+            throw;
+        }
     }
 
     /// <summary>
@@ -455,12 +461,24 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
             return default;
         }
 
-        if (Volatile.Read(ref _disposed) != 0)
+        // The runtime counts as disposed before this returns, as after Dispose (a spawn from here on
+        // throws ObjectDisposedException); only the drain and the wait for it move off the caller.
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
         {
             return _drainWaitAbandoned ? default : new ValueTask(_disposal.Task);
         }
 
-        return new ValueTask(Task.Factory.StartNew(static r => ((JobRuntime)r!).Dispose(), this, CancellationToken.None, TaskCreationOptions.DenyChildAttach | TaskCreationOptions.LongRunning, TaskScheduler.Default));
+        return new ValueTask(Task.Factory.StartNew(
+            static r =>
+            {
+                var runtime = (JobRuntime)r!;
+                runtime.RunDisposal();
+                GC.SuppressFinalize(runtime);
+            },
+            this,
+            CancellationToken.None,
+            TaskCreationOptions.DenyChildAttach | TaskCreationOptions.LongRunning,
+            TaskScheduler.Default));
     }
 
     /// <summary>

@@ -247,10 +247,12 @@ public sealed partial class MultiThreadRuntime : JobRuntime
         _idle.WakeAll();
         // Found by thread, not by the current context: a worker driving a single-threaded runtime
         // is in that runtime's context but is still one of ours; a worker of another runtime is an
-        // outside thread here.
-        if (CurrentWorker() is not null || SchedulerContext.Current is SpareWorker { Runtime: var owner } && owner == this)
+        // outside thread here. A plain thread that runs one of our jobs inline (a guest, see
+        // GuestContext) counts as ours too: it joined the workers, and deadlocked when one of them
+        // waited for the job that called Dispose.
+        if (OwnsCurrentThread)
         {
-            // On a worker (or a spare thread), Dispose only starts the shutdown. Waiting for the other workers could
+            // On a worker (or a spare thread, or a guest), Dispose only starts the shutdown. Waiting for the other workers could
             // deadlock: one of them may be blocked in a Wait for the very job that calls Dispose.
             // The workers (this one once its item returns) drain and exit; the last one abandons
             // the leftovers and completes the disposal (OnWorkerExited).
