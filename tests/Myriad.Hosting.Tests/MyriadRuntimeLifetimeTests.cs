@@ -35,9 +35,24 @@ public class MyriadRuntimeLifetimeTests
         await host.StartAsync();
         var runtime = host.Services.GetRequiredService<JobRuntime>();
         using var gate = new ManualResetEventSlim();
-        var counter = new StrongBox<int>();
 
         // Both workers block on the gate, so the increments stay queued until after StopAsync began.
+        StrongBox<int> counter = QueueBehindBlockedWorkers(runtime, gate);
+
+        Task stop = host.StopAsync();
+        await Task.Delay(50);
+        gate.Set();
+        await stop.WaitAsync(Patience);
+
+        Assert.True(runtime.IsDisposed);
+        Assert.Equal(1000, Volatile.Read(ref counter.Value));
+        Assert.Throws<ObjectDisposedException>(() => runtime.SpawnDetached(0, static _ => { }));
+    }
+
+    /// <summary>Blocks both workers on <paramref name="gate"/> and queues 1,000 increments behind them.</summary>
+    private static StrongBox<int> QueueBehindBlockedWorkers(JobRuntime runtime, ManualResetEventSlim gate)
+    {
+        var counter = new StrongBox<int>();
         for (int i = 0; i < 2; i++)
         {
             runtime.SpawnDetached(gate, static g => g.Wait());
@@ -48,14 +63,7 @@ public class MyriadRuntimeLifetimeTests
             runtime.SpawnDetached(counter, static c => Interlocked.Increment(ref c.Value));
         }
 
-        Task stop = host.StopAsync();
-        await Task.Delay(50);
-        gate.Set();
-        await stop.WaitAsync(Patience);
-
-        Assert.True(runtime.IsDisposed);
-        Assert.Equal(1000, Volatile.Read(ref counter.Value));
-        Assert.Throws<ObjectDisposedException>(() => runtime.SpawnDetached(0, static _ => { }));
+        return counter;
     }
 
     [Fact]
@@ -125,16 +133,7 @@ public class MyriadRuntimeLifetimeTests
         await host.StartAsync();
         var runtime = host.Services.GetRequiredService<JobRuntime>();
         using var gate = new ManualResetEventSlim();
-        var counter = new StrongBox<int>();
-        for (int i = 0; i < 2; i++)
-        {
-            runtime.SpawnDetached(gate, static g => g.Wait());
-        }
-
-        for (int i = 0; i < 1000; i++)
-        {
-            runtime.SpawnDetached(counter, static c => Interlocked.Increment(ref c.Value));
-        }
+        StrongBox<int> counter = QueueBehindBlockedWorkers(runtime, gate);
 
         Task dispose = Task.Run(host.Dispose);
         await Task.Delay(50);

@@ -177,10 +177,17 @@ internal static class Trampoline
     internal static void RunFromScheduler(WorkItem item) => RunFromScheduler(PerThread.Current, item);
 
     /// <summary><see cref="RunFromScheduler(WorkItem)"/> for a loop that holds its thread's state (a worker looks it up once, not per item).</summary>
-    internal static void RunFromScheduler(PerThread state, WorkItem item)
+    internal static void RunFromScheduler(PerThread state, WorkItem item) => RunFromScheduler(state, item, depth: 1);
+
+    /// <summary>
+    /// <see cref="RunFromScheduler(PerThread, WorkItem)"/> with the item's frame counted at
+    /// <paramref name="depth"/>: <see cref="MyriadDefaults.MaxInlineDepth"/> makes everything the item
+    /// dispatches deferred rather than run inline.
+    /// </summary>
+    internal static void RunFromScheduler(PerThread state, WorkItem item, int depth)
     {
         int previous = state.Depth;
-        state.Depth = 1;
+        state.Depth = depth;
         ThreadContexts saved = ExecutionContextHelper.SaveBeforeItem(state);
         try
         {

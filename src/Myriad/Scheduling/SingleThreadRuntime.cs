@@ -303,18 +303,7 @@ public abstract class SingleThreadRuntime : JobRuntime
                 }
             }
 
-            int previousDepth = state.Depth;
-            state.Depth = MyriadDefaults.MaxInlineDepth; // what it wakes is deferred to the queue
-            ThreadContexts saved = ExecutionContextHelper.SaveBeforeItem(state);
-            try
-            {
-                item.Execute(state);
-                ExecutionContextHelper.RestoreAfterItem(state, saved);
-            }
-            finally
-            {
-                state.Depth = previousDepth;
-            }
+            Trampoline.RunFromScheduler(state, item, depth: MyriadDefaults.MaxInlineDepth); // what it wakes is deferred to the queue
         }
     }
 
