@@ -23,23 +23,21 @@ namespace Myriad.Interop;
 /// </remarks>
 internal sealed class MyriadTaskScheduler(JobRuntime runtime) : TaskScheduler
 {
-    private readonly JobRuntime _runtime = runtime;
-
-    public override int MaximumConcurrencyLevel => _runtime.WorkerCount;
+    public override int MaximumConcurrencyLevel => runtime.WorkerCount;
 
     /// <summary>The TPL queues a task or a continuation from any thread: a resume, never a spawn that the caller will wait for itself.</summary>
-    protected override void QueueTask(Task task) => _runtime.ScheduleResume(new TaskWorkItem(this, task), PerThread.Current);
+    protected override void QueueTask(Task task) => runtime.ScheduleResume(new TaskWorkItem(this, task), PerThread.Current);
 
     protected override bool TryExecuteTaskInline(Task task, bool taskWasPreviouslyQueued)
     {
-        if (SchedulerContext.Current?.Runtime != _runtime)
+        if (SchedulerContext.Current?.Runtime != runtime)
         {
             // A thread outside a single-threaded runtime blocks on one of its tasks: nothing runs it
             // while nobody drives the runtime, so this thread drives it until the task ran (here or
             // on another driver).
             // Not a disposed one: nothing is queued there any more (its tasks went to the thread
             // pool), so the plain wait of the TPL is the right one.
-            if (_runtime is not SingleThreadRuntime single || !taskWasPreviouslyQueued || _runtime.IsDisposed)
+            if (runtime is not SingleThreadRuntime single || !taskWasPreviouslyQueued || runtime.IsDisposed)
             {
                 return false;
             }

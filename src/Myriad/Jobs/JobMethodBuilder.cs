@@ -267,14 +267,7 @@ internal static class BuilderCore<T>
         SynchronizationContext? hidden = ExecutionContextHelper.ReplaceSynchronizationContext(state, shown);
         try
         {
-            if (shown is not null)
-            {
-                ResumeContext.Register(ref awaiter, box.GetForeignContinuation(state));
-            }
-            else
-            {
-                awaiter.UnsafeOnCompleted(box.GetForeignContinuation(state));
-            }
+            ResumeContext.Register(ref awaiter, box.GetForeignContinuation(state), shown is not null);
         }
         catch
         {

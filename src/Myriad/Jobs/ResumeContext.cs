@@ -73,15 +73,15 @@ internal sealed class ResumeContext : SynchronizationContext
     }
 
     /// <summary>
-    /// Registers <paramref name="continuation"/> on <paramref name="awaiter"/> with this context shown
-    /// (<see cref="For"/> returned it): through the task's plain awaiter for a configured one, which
-    /// would not capture the context.
+    /// Registers <paramref name="continuation"/> on <paramref name="awaiter"/>. With this context
+    /// <paramref name="shown"/> (<see cref="For"/> returned it), a configured awaiter, which would not
+    /// capture the context, is bypassed for the task's plain one.
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal static void Register<TAwaiter>(ref TAwaiter awaiter, Action continuation)
+    internal static void Register<TAwaiter>(ref TAwaiter awaiter, Action continuation, bool shown)
         where TAwaiter : ICriticalNotifyCompletion
     {
-        if (TaskAwaiterKind<TAwaiter>.IsConfigured)
+        if (shown && TaskAwaiterKind<TAwaiter>.IsConfigured)
         {
             Unsafe.As<TAwaiter, Task>(ref awaiter).GetAwaiter().UnsafeOnCompleted(continuation);
         }

@@ -175,13 +175,14 @@ internal sealed class ScopeCore<TResult> : CellObserver
         int current = _state;
         // A recorded failure counts as the cancellation it queued (CancelWork runs later): a spawn
         // admitted by the slot the failed child gave back must not start a child meanwhile.
-        bool canceled = _token.IsCancellationRequested || _failures is { Count: > 0 };
+        bool failed = _failures is { Count: > 0 };
+        bool canceled = _token.IsCancellationRequested || failed;
         Exception? failure = null;
         if (current == Open && !canceled)
         {
             _live++;
         }
-        else if (current != Disposed && _failures is { Count: > 0 })
+        else if (current != Disposed && failed)
         {
             // A child's failure canceled the scope (it is recorded before the cancellation runs):
             // the spawning loop, which stops here before it reaches `await scope`, gets that failure,
