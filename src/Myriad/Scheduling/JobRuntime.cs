@@ -261,8 +261,27 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     private Job<TResult> SpawnCore<TState, TResult>(TState state, object body, SpawnBodyKind kind, CancellationToken cancellationToken)
     {
-        ThrowIfDisposed();
         PerThread thread = PerThread.Current;
+        if (!NeedsSpawnFence(thread))
+        {
+            ThrowIfDisposed();
+            return QueueSpawn<TState, TResult>(thread, state, body, kind, cancellationToken);
+        }
+
+        EnterSpawnFence();
+        try
+        {
+            return QueueSpawn<TState, TResult>(thread, state, body, kind, cancellationToken);
+        }
+        finally
+        {
+            ExitSpawnFence();
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
+    private Job<TResult> QueueSpawn<TState, TResult>(PerThread thread, TState state, object body, SpawnBodyKind kind, CancellationToken cancellationToken)
+    {
         SpawnBox<TState, TResult> box = SpawnBox<TState, TResult>.Rent(thread, this, state, body, kind, cancellationToken);
         short token = box.Version;
         _spawned.Increment(thread);
@@ -273,8 +292,27 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     /// <summary>A spawn nobody can await: a bare queue entry (<see cref="DetachedSpawn{TState}"/>), not a completion cell.</summary>
     private void SpawnDetachedCore<TState>(TState state, object body, bool sync, CancellationToken cancellationToken)
     {
-        ThrowIfDisposed();
         PerThread thread = PerThread.Current;
+        if (!NeedsSpawnFence(thread))
+        {
+            ThrowIfDisposed();
+            QueueDetached(thread, state, body, sync, cancellationToken);
+            return;
+        }
+
+        EnterSpawnFence();
+        try
+        {
+            QueueDetached(thread, state, body, sync, cancellationToken);
+        }
+        finally
+        {
+            ExitSpawnFence();
+        }
+    }
+
+    private void QueueDetached<TState>(PerThread thread, TState state, object body, bool sync, CancellationToken cancellationToken)
+    {
         DetachedSpawn<TState> item = DetachedSpawn<TState>.Rent(thread, this, state, body, sync, cancellationToken);
         _spawned.Increment(thread);
         Schedule(item, thread);

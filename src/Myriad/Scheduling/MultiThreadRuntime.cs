@@ -58,6 +58,7 @@ public sealed partial class MultiThreadRuntime : JobRuntime
         : base((options ?? throw new ArgumentNullException(nameof(options))).Name)
     {
         _options = options.Snapshot();
+        _fencesOutsideSpawns = true;
         _overflow = _global.EnqueueBatch;
         _workers = new Worker[_options.WorkerCount];
         for (int i = 0; i < _workers.Length; i++)
@@ -242,6 +243,9 @@ public sealed partial class MultiThreadRuntime : JobRuntime
 
     private protected override void DisposeCore()
     {
+        // Spawns from other threads that were accepted must be queued before the workers may
+        // leave, or the drain could miss them (the spawn fence, JobRuntime.SpawnFence.cs).
+        WaitForSpawnsInFlight();
         _shutdown = true;
         _watchdogParker.Unpark();
         _idle.WakeAll();

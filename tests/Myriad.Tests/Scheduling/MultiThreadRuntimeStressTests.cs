@@ -122,6 +122,77 @@ public class MultiThreadRuntimeStressTests
     [Theory]
     [InlineData(false)]
     [InlineData(true)]
+    public void SpawnsFromPlainThreads_RacingDispose_EachIsRefusedOrRuns(bool detached)
+    {
+        // A spawn either throws ObjectDisposedException or is accepted; an accepted one runs
+        // before Dispose returns. The race is at its sharpest with one worker, which can leave its
+        // loop while a spawner is between its disposal check and its enqueue.
+        for (int round = 0; round < 300; round++)
+        {
+            var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1 });
+            var ran = new StrongBox<int>();
+            var accepted = new int[2];
+            var canceled = new int[2];
+            using var start = new Barrier(3);
+            var spawners = new Thread[2];
+            for (int t = 0; t < spawners.Length; t++)
+            {
+                int index = t;
+                spawners[t] = new Thread(() =>
+                {
+                    start.SignalAndWait();
+                    var handles = new System.Collections.Generic.List<Job>();
+                    try
+                    {
+                        while (true)
+                        {
+                            if (detached)
+                            {
+                                runtime.SpawnDetached(ran, static r => Interlocked.Increment(ref r.Value));
+                            }
+                            else
+                            {
+                                handles.Add(runtime.Spawn(ran, static r => { Interlocked.Increment(ref r.Value); }));
+                            }
+
+                            accepted[index]++;
+                        }
+                    }
+                    catch (ObjectDisposedException)
+                    {
+                    }
+
+                    foreach (Job handle in handles)
+                    {
+                        try
+                        {
+                            handle.Wait();
+                        }
+                        catch (OperationCanceledException)
+                        {
+                            canceled[index]++;
+                        }
+                    }
+                });
+                spawners[t].Start();
+            }
+
+            start.SignalAndWait();
+            Thread.SpinWait(round * 37 % 2000);
+            TestHelpers.OnThread(runtime.Dispose);
+            foreach (Thread spawner in spawners)
+            {
+                Assert.True(spawner.Join(TestHelpers.DefaultTimeout), "a spawner hung");
+            }
+
+            Assert.Equal(0, canceled[0] + canceled[1]);
+            Assert.Equal(accepted[0] + accepted[1], Volatile.Read(ref ran.Value));
+        }
+    }
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
     public void TimerWakeUps_RacingASpawnBacklogAndDisposal_EveryDetachedJobEnds(bool disposeEarly)
     {
         // Wake-ups arrive in the woken queue while workers take spawned jobs from the local and
