@@ -123,11 +123,7 @@ public sealed partial class MultiThreadRuntime
         /// <summary>Steps 1-4 of Park. Returns when woken, when work appeared, or at shutdown.</summary>
         internal void Park(Worker worker)
         {
-            if (worker.IsSearching)
-            {
-                worker.IsSearching = false;
-                Interlocked.Decrement(ref _searching);
-            }
+            StopSearching(worker);
 
             lock (_lock)
             {
@@ -164,6 +160,16 @@ public sealed partial class MultiThreadRuntime
         /// A worker that woke without being popped (I/O events, a stale permit) takes itself off the
         /// idle stack; if a notifier popped it meanwhile it is searching already and nothing changes.
         /// </summary>
+        /// <summary>Step 1 of Park, also taken by a worker leaving its loop: it is no longer searching.</summary>
+        internal void StopSearching(Worker worker)
+        {
+            if (worker.IsSearching)
+            {
+                worker.IsSearching = false;
+                Interlocked.Decrement(ref _searching);
+            }
+        }
+
         internal void LeaveIdle(Worker worker)
         {
             lock (_lock)

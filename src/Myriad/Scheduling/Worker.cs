@@ -220,6 +220,10 @@ internal sealed partial class Worker : SchedulerContext
         }
         finally
         {
+            // A worker leaves from the search (the shutdown check follows a failed one, and a
+            // shutdown park returns searching): count it out, or Stats and the searching-workers
+            // metric would report a search on a runtime with no threads left.
+            _runtime.Idle.StopSearching(this);
             _runtime.OnWorkerExitedIo();
             _runtime.OnWorkerExited();
         }

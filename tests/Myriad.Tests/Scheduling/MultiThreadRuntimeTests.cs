@@ -114,6 +114,24 @@ public class MultiThreadRuntimeTests
         Assert.Equal(10_000, ran);
     }
 
+    [Theory]
+    [InlineData(1)]
+    [InlineData(2)]
+    [InlineData(3)]
+    public void Stats_AfterDispose_ShowNoSearchingOrParkedWorker(int workers)
+    {
+        for (int round = 0; round < 10; round++)
+        {
+            var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = workers });
+            runtime.Spawn(0, static async _ => await Task.Yield()).Wait();
+            runtime.Dispose();
+            Myriad.Diagnostics.SchedulerStats stats = runtime.Stats();
+            Assert.Equal(0, stats.SearchingWorkers);
+            Assert.Equal(0, stats.ParkedWorkers);
+            Assert.Equal(0, stats.QueuedItems);
+        }
+    }
+
     [Fact]
     public void Dispose_WhileAJobKeepsSpawning_RefusesItsSpawnsAndTerminates()
     {
