@@ -76,6 +76,9 @@ internal sealed class BlockingWaiter : WorkItem
                 SynchronizationContext.SetSynchronizationContext(frameSync);
             }
 
+            // The drive bound the waiter to the runtime's driver: a cached waiter that kept it
+            // would keep the whole runtime reachable from this thread after its disposal.
+            waiter._context = null;
             state.CachedWaiter = waiter;
             return;
         }

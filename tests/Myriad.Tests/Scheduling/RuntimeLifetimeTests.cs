@@ -41,6 +41,47 @@ public sealed class RuntimeLifetimeTests
         Assert.False(alive, "the disposed runtime is still reachable");
     }
 
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void Dispose_OfASingleThreadedRuntimeAThreadRanJobsOn_LeavesTheRuntimeCollectable(bool deterministic)
+    {
+        // Run drives the runtime from the calling thread, and its wait for the job was bound to
+        // the runtime's driver; the thread kept that waiter for its next wait, and the runtime with it.
+        WeakReference disposed = null!;
+        using var checkedIt = new ManualResetEventSlim();
+        var user = new Thread(() =>
+        {
+            disposed = RunThenDispose(deterministic);
+            checkedIt.Wait(); // the thread outlives the check
+        });
+        user.Start();
+        while (Volatile.Read(ref disposed) is null)
+        {
+            Thread.Sleep(10);
+        }
+
+        for (int i = 0; i < 3; i++)
+        {
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+        }
+
+        bool alive = disposed.IsAlive;
+        checkedIt.Set();
+        user.Join();
+        Assert.False(alive, "the disposed runtime is still reachable");
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static WeakReference RunThenDispose(bool deterministic)
+    {
+        JobRuntime runtime = deterministic ? new DeterministicRuntime(seed: 1) : new CurrentThreadRuntime();
+        runtime.Run(0, static async _ => await System.Threading.Tasks.Task.Yield());
+        runtime.Dispose();
+        return new WeakReference(runtime);
+    }
+
     [MethodImpl(MethodImplOptions.NoInlining)]
     private static WeakReference SpawnDetachedThenDispose()
     {
