@@ -122,6 +122,15 @@ internal sealed class BlockingWaiter : WorkItem
         }
         else
         {
+            // Deep in a synchronous call chain (a job body that waits for a job it just called), the
+            // trampoline deferred work to this thread's own queue, to run when the outermost frame
+            // returns: the awaited job's body or resume may be there. Nobody else runs that queue,
+            // so a wait that only slept would wait forever.
+            if (state.Deferred is { Count: > 0 })
+            {
+                Trampoline.RunDeferredWhileWaiting(state, waiter);
+            }
+
             var spinner = default(SpinWait);
             for (int i = 0; i < MyriadDefaults.BlockingSpinCount && !waiter._done; i++)
             {

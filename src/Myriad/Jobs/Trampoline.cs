@@ -24,7 +24,8 @@ namespace Myriad.Jobs;
 ///    FIFO.
 /// 4. On a non-scheduler thread the outermost Myriad frame (depth 0) drains the thread-local FIFO
 ///    before it returns, so nothing deferred is left behind when control goes back to user code.
-///    A scheduler's own loop drains what was deferred to it.
+///    A scheduler's own loop drains what was deferred to it. A synchronous wait before the
+///    outermost frame returns runs the FIFO itself (<see cref="RunDeferredWhileWaiting"/>).
 /// The counter only ever counts our own frames, so a depth above zero always has an outermost frame
 /// of ours below it that will drain. The cost on the fast path is one thread-static read (<see cref="PerThread"/>) and a field write.</para>
 /// </remarks>
@@ -197,6 +198,23 @@ internal static class Trampoline
         finally
         {
             state.Depth = previous;
+        }
+    }
+
+    /// <summary>
+    /// Step 4 for a thread that blocks before its outermost frame returns (a synchronous wait deep in
+    /// a call chain): runs this thread's deferred work from the waiting frame until
+    /// <paramref name="waiter"/> is done or the queue is empty. Each item runs at the waiting
+    /// frame's depth, so past the limit whatever it dispatches is deferred again and run by this
+    /// loop, from the same stack position, instead of nesting deeper.
+    /// </summary>
+    internal static void RunDeferredWhileWaiting(PerThread state, BlockingWaiter waiter)
+    {
+        WorkQueue queue = state.Deferred!;
+        int depth = Math.Max(state.Depth, 1);
+        while (!waiter.IsDone && queue.TryDequeue(out WorkItem? item))
+        {
+            RunFromScheduler(state, item, depth);
         }
     }
 
