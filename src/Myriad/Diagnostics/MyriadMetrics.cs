@@ -46,9 +46,8 @@ public static class MyriadMetrics
     {
         lock (RetiredRuntimes.Gate)
         {
-            RetiredRuntimes.RemoveNamed(runtime.Name);
+            RetiredRuntimes.RemoveNamed(runtime.Name, s_runtimes.Keys); // refreshes the list first, before the new runtime counts as its name's
             s_runtimes.TryAdd(runtime, 0);
-            RetiredRuntimes.Refresh(s_runtimes.Keys); // also prunes when nobody collects: a process that creates and disposes runtimes in a loop keeps only the recent ones
         }
     }
 
@@ -61,7 +60,9 @@ public static class MyriadMetrics
     /// tagged by name, and the tag then reports the new runtime, its counters continuing from the
     /// disposed one's totals. A counter of a name never goes down while the name has a runtime
     /// measured (a disposed runtime's totals stay in its name's series when a namesake outlives its
-    /// retention); once none is left, the series ends.
+    /// retention); once none is left, the series ends, and a runtime of that name created later,
+    /// even the next instant after the retention passed, starts a new series at 0 (whether or not
+    /// anything collected, created or disposed a runtime in between).
     /// </summary>
     /// <exception cref="ArgumentOutOfRangeException">The value is negative.</exception>
     public static TimeSpan DisposedRuntimeRetention

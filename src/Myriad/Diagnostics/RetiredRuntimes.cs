@@ -15,15 +15,21 @@ namespace Myriad.Diagnostics;
 /// runtimes themselves.</item>
 /// </list>
 /// An entry is removed when its retention has passed (frozen or not: a job stuck forever after the
-/// disposal then stops being reported), or when a new runtime with the same name registers (two
-/// series with one tag in a collection would be summed or overwritten by the tools).
+/// disposal then stops being reported), or when a new runtime with the same name registers before
+/// then (two series with one tag in a collection would be summed or overwritten by the tools).
 /// <para><b>Carried counts.</b> The cumulative instruments (spawned, completed, unobserved, steals,
 /// parks) are counters, which must never go down. A runtime's series is its name's, summed over the
 /// runtimes of that name; so when an entry is removed while the name still has a runtime measured
 /// (a namesake that lives on, or a new one), its totals are carried into the name's series, which
 /// would otherwise drop by them. A name's carried totals end with its series: once no runtime of that
 /// name is measured, they are dropped (a later namesake starts a new series at 0). One entry per
-/// name in use, so a process that creates runtimes with fresh names keeps nothing per runtime.</para>
+/// name in use, so a process that creates runtimes with fresh names keeps nothing per runtime.
+/// Entries expire lazily, when something refreshes the list: a collection, a registration (before
+/// it carries any namesake) or the end of a disposal. Whichever refresh finds an expired entry, it
+/// is carried exactly when its name still has a runtime measured: a runtime registered after the
+/// expiry refreshed the list first, so it cannot revive an ended series, and a runtime measured at
+/// the expiry but no longer at the refresh ended the series since, dropping the carried totals
+/// anyway. A disposal's start needs no refresh: it only moves a measured runtime to this list.</para>
 /// Mutations and the collections' snapshots happen under one lock (<see cref="Gate"/>): disposals and
 /// collections are rare next to jobs, and a runtime moving from the live set to this list between
 /// two unlocked reads would be missed or counted twice by one collection.
@@ -40,9 +46,22 @@ internal static class RetiredRuntimes
     /// <summary>Under <see cref="Gate"/>.</summary>
     internal static void Add(JobRuntime runtime) => s_entries.Add(new RetiredRuntime(runtime, Environment.TickCount64));
 
-    /// <summary>A runtime named <paramref name="name"/> registers: retired namesakes leave, their counts carried. Under <see cref="Gate"/>.</summary>
-    internal static void RemoveNamed(string name)
+    /// <summary>
+    /// A runtime named <paramref name="name"/> registers: retired namesakes still within their
+    /// retention leave, their counts carried into the new runtime's series; <paramref name="live"/>
+    /// are the runtimes registered so far (not the new one). Under <see cref="Gate"/>.
+    /// </summary>
+    internal static void RemoveNamed(string name, ICollection<JobRuntime> live)
     {
+        // Expired entries go first, by the same rule as a collection's: carried only if their name was
+        // still measured. Entries are pruned lazily, so without this an entry whose retention had passed
+        // was carried into the new series if nothing happened to refresh the list since, and dropped if
+        // an unrelated runtime's registration or disposal had: the new runtime started at the old
+        // totals or at 0 depending on runtimes of other names. Its series had ended with the retention
+        // (a collection in between would not have seen the name), so it starts at 0. This also prunes
+        // when nobody collects: a process that creates and disposes runtimes in a loop keeps only the
+        // recent ones.
+        Refresh(live);
         s_entries.RemoveAll(e =>
         {
             if (e.Name != name)

@@ -164,12 +164,15 @@ public class MyriadMetricsTests
     });
 
     /// <summary>Runs <paramref name="body"/> with <see cref="MyriadMetrics.DisposedRuntimeRetention"/> at zero, restored after.</summary>
-    private static void WithZeroRetention(Action body)
+    private static void WithZeroRetention(Action body) => WithRetention(TimeSpan.Zero, body);
+
+    /// <summary>Runs <paramref name="body"/> with <see cref="MyriadMetrics.DisposedRuntimeRetention"/> at <paramref name="retention"/>, restored after.</summary>
+    private static void WithRetention(TimeSpan retention, Action body)
     {
         TimeSpan saved = MyriadMetrics.DisposedRuntimeRetention;
         try
         {
-            MyriadMetrics.DisposedRuntimeRetention = TimeSpan.Zero;
+            MyriadMetrics.DisposedRuntimeRetention = retention;
             body();
         }
         finally
@@ -196,6 +199,36 @@ public class MyriadMetricsTests
         Assert.Equal(3, values["myriad.jobs.completed"]);
         Assert.Equal(0, values["myriad.jobs.active"]);
     }
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void Register_SameNameAfterRetentionPassed_StartsNewSeriesWhetherOrNotAnotherRuntimeRegisteredMeanwhile(bool otherRuntimeMeanwhile) =>
+        WithRetention(TimeSpan.FromMilliseconds(100), () =>
+        {
+            // The retention ended the disposed runtime's series (a collection then would not have
+            // seen the name): a namesake registered later starts a new series at 0. It used to carry
+            // the disposed runtime's totals on unless some unrelated runtime had registered (or been
+            // disposed) in between, which pruned the expired entry without carrying it.
+            string name = "expired-name-" + otherRuntimeMeanwhile;
+            using (var first = new CurrentThreadRuntime(name))
+            {
+                first.SpawnDetached(0, static _ => { });
+                first.SpawnDetached(0, static _ => { });
+                first.RunUntilIdle();
+            }
+
+            System.Threading.Thread.Sleep(300);
+            if (otherRuntimeMeanwhile)
+            {
+                new CurrentThreadRuntime("unrelated-to-" + name).Dispose();
+            }
+
+            using var second = new CurrentThreadRuntime(name);
+            Dictionary<string, long> values = Collect(name);
+            Assert.Equal(0, values["myriad.jobs.spawned"]);
+            Assert.Equal(0, values["myriad.jobs.completed"]);
+        });
 
     [Fact]
     public void Dispose_OneOfTwoNamesakes_CountersKeepItsTotalsAfterItsRetentionUntilTheSeriesEnds() => WithZeroRetention(static () =>
