@@ -31,15 +31,26 @@ public static class MyriadMetrics
 
     static MyriadMetrics()
     {
-        s_meter.CreateObservableCounter("myriad.jobs.spawned", () => Measure(static r => r.Spawned), "{job}", "Jobs spawned.");
-        s_meter.CreateObservableCounter("myriad.jobs.completed", () => Measure(static r => r.Completed), "{job}", "Spawned jobs that completed.");
-        s_meter.CreateObservableUpDownCounter("myriad.jobs.active", () => Measure(static r => r.Active), "{job}", "Spawned jobs not completed yet.");
-        s_meter.CreateObservableCounter("myriad.jobs.unobserved_exceptions", () => Measure(static r => r.Unobserved), "{exception}", "Failures of detached jobs.");
-        s_meter.CreateObservableGauge("myriad.scheduler.queue.length", () => Measure(static r => r.Stats.QueuedItems), "{item}", "Items waiting in the runtime's queues.");
-        s_meter.CreateObservableGauge("myriad.scheduler.workers.parked", () => Measure(static r => r.Stats.ParkedWorkers), "{worker}", "Workers asleep.");
-        s_meter.CreateObservableGauge("myriad.scheduler.workers.searching", () => Measure(static r => r.Stats.SearchingWorkers), "{worker}", "Workers looking for work to steal.");
-        s_meter.CreateObservableCounter("myriad.scheduler.steals", () => Measure(static r => r.Stats.Steals), "{steal}", "Successful steals between workers.");
-        s_meter.CreateObservableCounter("myriad.scheduler.parks", () => Measure(static r => r.Stats.Parks), "{park}", "Times a worker went to sleep.");
+        // The kinds follow OpenTelemetry's semantic conventions: cumulative counts are counters, and
+        // current counts are up-down counters rather than gauges because they are additive: a name's
+        // series is already the sum over its runtimes, and a sum over names (or over the tag dropped)
+        // is a meaningful total, which the conventions give to up-down counters (like .NET's own
+        // dotnet.thread_pool.queue.length); an exporter that aggregates would average a gauge or keep
+        // its last value. The queue length and worker counts were gauges before; names, units and tags
+        // stay as they were, since dashboards and queries find the series by them.
+        s_meter.CreateObservableCounter("myriad.jobs.spawned", () => Measure(static r => r.Spawned), "{job}", "The number of jobs spawned on the runtime.");
+        s_meter.CreateObservableCounter("myriad.jobs.completed", () => Measure(static r => r.Completed), "{job}", "The number of spawned jobs that have completed.");
+        s_meter.CreateObservableUpDownCounter("myriad.jobs.active", () => Measure(static r => r.Active), "{job}", "The number of spawned jobs that have not completed yet.");
+        s_meter.CreateObservableCounter(
+            "myriad.jobs.unobserved_exceptions",
+            () => Measure(static r => r.Unobserved),
+            "{exception}",
+            "The number of exceptions reported through JobRuntime.UnobservedException: failures nobody could observe, such as those of detached jobs, of jobs that lost a Job.WhenAny race, and of a scope's children that nobody awaited.");
+        s_meter.CreateObservableUpDownCounter("myriad.scheduler.queue.length", () => Measure(static r => r.Stats.QueuedItems), "{item}", "The number of items currently waiting in the runtime's queues.");
+        s_meter.CreateObservableUpDownCounter("myriad.scheduler.workers.parked", () => Measure(static r => r.Stats.ParkedWorkers), "{worker}", "The number of workers currently asleep, waiting for work.");
+        s_meter.CreateObservableUpDownCounter("myriad.scheduler.workers.searching", () => Measure(static r => r.Stats.SearchingWorkers), "{worker}", "The number of workers currently looking for work to steal from other workers.");
+        s_meter.CreateObservableCounter("myriad.scheduler.steals", () => Measure(static r => r.Stats.Steals), "{steal}", "The number of successful steals of work between workers.");
+        s_meter.CreateObservableCounter("myriad.scheduler.parks", () => Measure(static r => r.Stats.Parks), "{park}", "The number of times a worker went to sleep.");
     }
 
     internal static void Register(JobRuntime runtime)

@@ -290,6 +290,71 @@ public class MyriadMetricsTests
     }
 
     [Fact]
+    public void Instruments_CumulativeCountsAreCountersAndCurrentCountsUpDownCounters()
+    {
+        // OpenTelemetry's conventions: additive current values (Myriad sums them over the runtimes of
+        // a name) are up-down counters, as dotnet.thread_pool.queue.length is, not gauges. Names and
+        // units are part of the compatibility surface and must not change.
+        Dictionary<string, Instrument> published = PublishedInstruments();
+        var expected = new (string Name, Type Kind, string Unit)[]
+        {
+            ("myriad.jobs.spawned", typeof(ObservableCounter<long>), "{job}"),
+            ("myriad.jobs.completed", typeof(ObservableCounter<long>), "{job}"),
+            ("myriad.jobs.active", typeof(ObservableUpDownCounter<long>), "{job}"),
+            ("myriad.jobs.unobserved_exceptions", typeof(ObservableCounter<long>), "{exception}"),
+            ("myriad.scheduler.queue.length", typeof(ObservableUpDownCounter<long>), "{item}"),
+            ("myriad.scheduler.workers.parked", typeof(ObservableUpDownCounter<long>), "{worker}"),
+            ("myriad.scheduler.workers.searching", typeof(ObservableUpDownCounter<long>), "{worker}"),
+            ("myriad.scheduler.steals", typeof(ObservableCounter<long>), "{steal}"),
+            ("myriad.scheduler.parks", typeof(ObservableCounter<long>), "{park}"),
+        };
+
+        Assert.Equal(expected.Select(e => e.Name).Order(), published.Keys.Order());
+        foreach ((string name, Type kind, string unit) in expected)
+        {
+            Assert.True(published[name].GetType() == kind, $"{name} is a {published[name].GetType().Name}, expected {kind.Name}");
+            Assert.Equal(unit, published[name].Unit);
+        }
+    }
+
+    [Fact]
+    public void Instruments_DescriptionsReadLikeDotNets()
+    {
+        foreach (Instrument instrument in PublishedInstruments().Values)
+        {
+            Assert.StartsWith("The number of ", instrument.Description);
+            Assert.EndsWith(".", instrument.Description);
+        }
+
+        // Not only detached jobs: WhenAny losers and a scope's unawaited failures count too (each
+        // raised as JobRuntime.UnobservedException).
+        string unobserved = PublishedInstruments()["myriad.jobs.unobserved_exceptions"].Description!;
+        Assert.Contains("UnobservedException", unobserved);
+        Assert.Contains("detached", unobserved);
+        Assert.Contains("WhenAny", unobserved);
+        Assert.Contains("scope", unobserved);
+    }
+
+    /// <summary>Every instrument of the Myriad meter, by name.</summary>
+    private static Dictionary<string, Instrument> PublishedInstruments()
+    {
+        _ = MyriadMetrics.DisposedRuntimeRetention; // runs the static constructor, which creates the instruments
+        var published = new Dictionary<string, Instrument>();
+        using var listener = new MeterListener
+        {
+            InstrumentPublished = (instrument, _) =>
+            {
+                if (instrument.Meter.Name == MyriadMetrics.MeterName)
+                {
+                    published[instrument.Name] = instrument;
+                }
+            },
+        };
+        listener.Start(); // reports the instruments already published
+        return published;
+    }
+
+    [Fact]
     public void DisposedRuntimeRetention_Negative_Throws() =>
         Assert.Throws<ArgumentOutOfRangeException>(() => MyriadMetrics.DisposedRuntimeRetention = TimeSpan.FromSeconds(-1));
 
