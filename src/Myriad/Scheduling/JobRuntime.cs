@@ -75,13 +75,18 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     /// <summary>The runtime's name: the <c>myriad.runtime</c> tag of its metrics.</summary>
     public string Name { get; }
 
-    /// <summary>Failures nobody could observe so far, of detached jobs and of jobs that lost a <see cref="Job.WhenAny(Job[])"/> race (each also raised <see cref="UnobservedException"/>).</summary>
+    /// <summary>Failures nobody could observe so far (each also raised <see cref="UnobservedException"/>):
+    /// of detached jobs, of jobs that lost a <see cref="Job.WhenAny(Job[])"/> race, of a
+    /// <see cref="JobScope"/>'s children that nobody awaited, and of cancellation callbacks
+    /// that threw when a scope canceled its children.</summary>
     public long UnobservedExceptionCount => Volatile.Read(ref _unobserved);
 
     /// <summary>A snapshot of the scheduler's queues and workers.</summary>
     public abstract Diagnostics.SchedulerStats Stats();
 
-    /// <summary>Raised when a detached job fails, or a job that lost a <see cref="Job.WhenAny(Job[])"/> race. Runs on the thread that completed the job (on one of the
+    /// <summary>Raised for a failure nobody can observe: a detached job's, a job's that lost a
+    /// <see cref="Job.WhenAny(Job[])"/> race, a <see cref="JobScope"/> child's that nobody
+    /// awaited, or a cancellation callback's that threw when a scope canceled its children. Runs on the thread that completed the job (on one of the
     /// runtime's threads when that was the runtime's watchdog, which runs no user code).</summary>
     /// <remarks>A handler should not throw. If one does, its exception is not allowed to unwind
     /// through the completing job: it is rethrown on the thread pool, where an <c>async void</c>
