@@ -7,7 +7,8 @@ namespace Myriad.Channels;
 
 /// <summary>
 /// The buffer of a buffered channel: a FIFO ring over a power-of-two array that grows by doubling, up
-/// to the channel's capacity. Not thread-safe (the channel's lock guards it). A separate object, so
+/// to the channel's capacity, and is released when it empties if it grew past
+/// <see cref="ChanDefaults.RetainedRingSize"/>. Not thread-safe (the channel's lock guards it). A separate object, so
 /// that an unbuffered channel (one per stage of a pipeline) does not carry its fields.
 /// </summary>
 /// <remarks>
@@ -72,9 +73,18 @@ internal sealed class ItemRing<T>
         }
 
         _head = (_head + 1) & (items.Length - 1);
-        _count--;
+        if (--_count == 0 && items.Length > ChanDefaults.RetainedRingSize)
+        {
+            // Drained after a burst: give the peak array back (ChanDefaults.RetainedRingSize).
+            _items = null;
+            _head = 0;
+        }
+
         return item;
     }
+
+    /// <summary>The length of the array the ring holds now (0 when it holds none).</summary>
+    internal int AllocatedSlots => _items?.Length ?? 0;
 
     private T[] Grow(int capacity)
     {
