@@ -18,7 +18,7 @@ public class BlockingWaiterTests
     // level's body is deferred to this thread, which then blocks on it.
     private static async Job<int> WaitingRecursion(int n) => n == 0 ? 0 : WaitingRecursion(n - 1).Wait() + 1;
 
-    private static async Job<int> ResultRecursion(int n) => n == 0 ? 0 : WaitingRecursion(n - 1).GetAwaiter().GetResult() + 1;
+    private static async Job<int> ResultRecursion(int n) => n == 0 ? 0 : ResultRecursion(n - 1).GetAwaiter().GetResult() + 1;
 
     private static async Job<int> AwaitPromise(Promise<int> promise) => await promise.Job + 1;
 
