@@ -47,9 +47,22 @@ internal sealed class ForeignContinuation : WorkItem
     /// The continuation to register for an <see cref="Action"/> of code awaiting a job: the action
     /// itself when there is nothing to honour (no allocation), a wrapper otherwise.
     /// </summary>
+    /// <remarks>
+    /// With <paramref name="flowExecutionContext"/> (an awaiter's <c>OnCompleted</c>) the default
+    /// context is something to honour too, as in a <see cref="Task"/>'s <c>OnCompleted</c>: the
+    /// continuation runs inline on the completing thread, and without it would see that thread's
+    /// AsyncLocals, and leave there what it sets itself. Run in the captured context instead
+    /// (<see cref="RunInContext"/>), it sees its own, and <see cref="ExecutionContext.Run"/> puts the
+    /// completer's ExecutionContext and SynchronizationContext back afterwards, whether the captured
+    /// context is the default or not. That costs this wrapper, as a Task's OnCompleted allocates one.
+    /// Compiler-generated code calls <c>UnsafeOnCompleted</c> (the awaiters are
+    /// <see cref="System.Runtime.CompilerServices.ICriticalNotifyCompletion"/>), which flows nothing
+    /// and keeps the bare action; so does a capture under <see cref="ExecutionContext.SuppressFlow"/>
+    /// (<see cref="ExecutionContext.Capture"/> is null then), as with a Task.
+    /// </remarks>
     internal static object ForAction(Action action, bool flowExecutionContext, bool continueOnCapturedContext)
     {
-        ExecutionContext? context = flowExecutionContext ? ExecutionContextHelper.CaptureNonDefault() : null;
+        ExecutionContext? context = flowExecutionContext ? ExecutionContext.Capture() : null;
         object? scheduling = continueOnCapturedContext ? CaptureScheduling() : null;
         return context is null && scheduling is null ? action : new ForeignContinuation(s_invokeAction, action, context, scheduling);
     }
@@ -66,6 +79,15 @@ internal sealed class ForeignContinuation : WorkItem
         TaskScheduler current = TaskScheduler.Current;
         return current != TaskScheduler.Default ? current : null;
     }
+
+    /// <summary>
+    /// Code that is not a job: on a runtime's thread it goes to the thread pool, a SynchronizationContext
+    /// or a TaskScheduler, and runs none of the runtime's code. A single-threaded runtime that queued
+    /// it (a completion at the trampoline's depth limit, any completion on a deterministic runtime)
+    /// must pass it on before its drive returns, as it does a bare <see cref="Action"/>'s
+    /// <see cref="ActionWorkItem"/>, not leave it for a next drive that may never come.
+    /// </summary>
+    internal override bool WakesOutside(Scheduling.JobRuntime runtime) => true;
 
     internal override void Execute(PerThread state)
     {
