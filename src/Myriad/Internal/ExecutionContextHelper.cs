@@ -177,6 +177,42 @@ internal static class ExecutionContextHelper
     }
 
     /// <summary>
+    /// The thread's SynchronizationContext (its field read directly when it can be), for
+    /// <see cref="RestoreAfterInlineRun"/>.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static SynchronizationContext? CurrentSynchronizationContext(PerThread state) =>
+        Direct ? SyncContextOf(state.Thread) : SynchronizationContext.Current;
+
+    /// <summary>
+    /// After running a job's code inline in the default context on a thread that is not between a
+    /// scheduler's items (a waiting thread running the spawn it waits for, a job helping the spawn
+    /// it awaits): puts back the SynchronizationContext read before (<see cref="CurrentSynchronizationContext"/>)
+    /// and undoes any AsyncLocal it set, as <see cref="ExecutionContext.Run"/> and
+    /// <c>Task.RunSynchronously</c> do. Only a scheduler's loop resets a thread after each item
+    /// (<see cref="RestoreAfterItem"/>); without this, a SynchronizationContext the code installed
+    /// stayed on the caller's thread, and the caller's later Task awaits captured it.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static void RestoreAfterInlineRun(PerThread state, SynchronizationContext? sync)
+    {
+        if (Direct)
+        {
+            ref SynchronizationContext? current = ref SyncContextOf(state.Thread);
+            if (!ReferenceEquals(current, sync))
+            {
+                current = sync;
+            }
+        }
+        else if (!ReferenceEquals(SynchronizationContext.Current, sync))
+        {
+            SynchronizationContext.SetSynchronizationContext(sync);
+        }
+
+        RestoreDefaultIfChanged(state);
+    }
+
+    /// <summary>
     /// Before a scheduler runs an item: the thread's ExecutionContext and SynchronizationContext, to
     /// be put back by <see cref="RestoreAfterItem"/>. On a worker's loop these are the default and
     /// none; in a loop nested in a frame that waits (a blocking wait on a worker, a drive of a

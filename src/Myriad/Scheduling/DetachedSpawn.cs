@@ -71,6 +71,9 @@ internal sealed class DetachedSpawn<TState> : WorkItem
 
         if (context is null && ExecutionContextHelper.IsDefault(state))
         {
+            // No SynchronizationContext to put back here, unlike SpawnBox.Start: nobody holds a
+            // handle to wait for this spawn or help it, so only a scheduler's loop runs it
+            // (Trampoline.RunFromScheduler), which resets both contexts after every item.
             Run(runtime, value, body, sync, state);
             ExecutionContextHelper.RestoreDefaultIfChanged(state);
         }

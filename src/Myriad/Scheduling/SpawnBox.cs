@@ -312,8 +312,12 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
 
         if (context is null && ExecutionContextHelper.IsDefault(state))
         {
+            // Undo what the body changed, its SynchronizationContext too: this may be a waiting
+            // thread (TryRunInline) or a job awaiting the spawn (TryHelp), not a worker's loop,
+            // which resets both after every item. ExecutionContext.Run below restores both itself.
+            SynchronizationContext? sync = ExecutionContextHelper.CurrentSynchronizationContext(state);
             RunBody(state);
-            ExecutionContextHelper.RestoreDefaultIfChanged(state);
+            ExecutionContextHelper.RestoreAfterInlineRun(state, sync);
         }
         else
         {
