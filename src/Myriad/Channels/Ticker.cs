@@ -23,12 +23,12 @@ public sealed class Ticker : IDisposable
 
     internal Ticker(TimeSpan period)
     {
-        if (period <= TimeSpan.Zero || period == Timeout.InfiniteTimeSpan)
+        // One check and one message: the delay check's message offers infinite and zero, which a
+        // ticker refuses.
+        if (period <= TimeSpan.Zero || period > TimerQueue.MaxDelay)
         {
-            throw new ArgumentOutOfRangeException(nameof(period), period, "A ticker's period must be positive and finite.");
+            throw new ArgumentOutOfRangeException(nameof(period), period, "A ticker's period must be positive and at most about 49.7 days (2^32 - 2 milliseconds).");
         }
-
-        TimerQueue.ThrowIfInvalid(period, nameof(period));
         Period = period;
         _sender = new TimeSender(_channel, period);
         _sender.Start(period);

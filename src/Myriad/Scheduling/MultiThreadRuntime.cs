@@ -61,15 +61,34 @@ public sealed partial class MultiThreadRuntime : JobRuntime
         _fencesOutsideSpawns = true;
         _overflow = _global.EnqueueBatch;
         _workers = new Worker[_options.WorkerCount];
-        for (int i = 0; i < _workers.Length; i++)
+        int started = 0;
+        try
         {
-            _workers[i] = new Worker(this, i);
-        }
+            for (int i = 0; i < _workers.Length; i++)
+            {
+                _workers[i] = new Worker(this, i);
+            }
 
-        _idle = new IdleCoordinator(this);
-        foreach (Worker worker in _workers)
+            _idle = new IdleCoordinator(this);
+            for (; started < _workers.Length; started++)
+            {
+                _workers[started].Start();
+            }
+        }
+        catch
         {
-            worker.Start();
+            // A thread could not be created or started (out of memory, or of threads): nobody will
+            // dispose a runtime whose constructor threw, so stop the workers already running
+            // (nothing was queued, so they leave at once) and give the runtime's id back.
+            _shutdown = true;
+            _idle?.WakeAll();
+            for (int i = 0; i < started; i++)
+            {
+                _workers[i].Join();
+            }
+
+            RuntimeRegistry.Release(this);
+            throw;
         }
 
         RegisterMetrics();

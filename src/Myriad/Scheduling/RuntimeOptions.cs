@@ -1,4 +1,5 @@
 using System;
+using System.Runtime.CompilerServices;
 
 namespace Myriad.Scheduling;
 
@@ -142,8 +143,10 @@ public sealed class RuntimeOptions
     /// itself by waiting for it, or a single job spawned by a worker that will most likely run it
     /// next itself. Default 1 ms: long enough that spawn-then-wait and spawn-then-await never wake
     /// a sibling, short against any human or I/O time scale. <see cref="TimeSpan.Zero"/> wakes a
-    /// worker for every such spawn, as Go and Tokio do.
+    /// worker for every such spawn, as Go and Tokio do. Rounded up to whole milliseconds (the
+    /// timer that pays deferred wakes ticks in milliseconds).
     /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException">Negative or more than one second.</exception>
     public TimeSpan LazyWakeDelay
     {
         get => TimeSpan.FromMilliseconds(LazyWakeDelayMilliseconds);
@@ -151,7 +154,7 @@ public sealed class RuntimeOptions
         {
             if (value < TimeSpan.Zero || value > TimeSpan.FromSeconds(1))
             {
-                throw new ArgumentOutOfRangeException(nameof(value), value, "Must be between zero and one second.");
+                throw new ArgumentOutOfRangeException(nameof(value), value, "RuntimeOptions.LazyWakeDelay must be between zero and one second.");
             }
 
             LazyWakeDelayMilliseconds = (int)Math.Ceiling(value.TotalMilliseconds);
@@ -166,7 +169,8 @@ public sealed class RuntimeOptions
     /// item of a healthy job (microseconds), so ordinary load never starts one, and short enough that
     /// a job blocked on a task that needs this runtime costs a pause rather than a deadlock. Go's
     /// monitor takes a processor from a thread blocked in a system call after 20 µs to 10 ms; a
-    /// spare thread costs more than Go's handoff, so the threshold is higher.
+    /// spare thread costs more than Go's handoff, so the threshold is higher. Rounded up to whole
+    /// milliseconds.
     /// </summary>
     /// <exception cref="ArgumentOutOfRangeException">Less than 1 ms or more than one minute.</exception>
     public TimeSpan SpareThreadDelay
@@ -176,7 +180,7 @@ public sealed class RuntimeOptions
         {
             if (value < TimeSpan.FromMilliseconds(1) || value > TimeSpan.FromMinutes(1))
             {
-                throw new ArgumentOutOfRangeException(nameof(value), value, "Must be between 1 ms and one minute.");
+                throw new ArgumentOutOfRangeException(nameof(value), value, "RuntimeOptions.SpareThreadDelay must be between 1 ms and one minute.");
             }
 
             SpareThreadDelayMilliseconds = (int)Math.Ceiling(value.TotalMilliseconds);
@@ -220,7 +224,7 @@ public sealed class RuntimeOptions
         {
             if (value < TimeSpan.Zero || value > TimeSpan.FromMilliseconds(10))
             {
-                throw new ArgumentOutOfRangeException(nameof(value), value, "Must be between zero and 10 ms.");
+                throw new ArgumentOutOfRangeException(nameof(value), value, "RuntimeOptions.IdleSpin must be between zero and 10 ms.");
             }
 
             _idleSpin = value;
@@ -232,13 +236,25 @@ public sealed class RuntimeOptions
 
     private TimeSpan _idleSpin = DefaultIdleSpin;
 
-    /// <summary>Stack size of the worker threads in bytes; 0 (the default) uses the platform default.</summary>
-    /// <exception cref="ArgumentOutOfRangeException">The value is negative.</exception>
+    /// <summary>
+    /// Stack size of the worker threads (and spare threads) in bytes; 0 (the default) uses the
+    /// platform default. Otherwise at least <see cref="MinThreadStackSize"/>.
+    /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException">The value is negative, or between 0 and <see cref="MinThreadStackSize"/>.</exception>
     public int ThreadStackSize
     {
         get => _threadStackSize;
-        set => _threadStackSize = Check(value, 0, int.MaxValue);
+        set => _threadStackSize = value == 0 ? 0 : Check(value, MinThreadStackSize, int.MaxValue);
     }
+
+    /// <summary>
+    /// The smallest <see cref="ThreadStackSize"/> accepted: 128 KiB. A worker runs up to 48 nested
+    /// levels of job code inline before the trampoline queues the rest, and an overflow ends the
+    /// process rather than throwing: a trivial recursion needed about 48 KiB for those levels on
+    /// x64 Linux (below 36 KiB even a one-level job crashed), so 128 KiB leaves room for the
+    /// frames of the jobs' own code.
+    /// </summary>
+    public const int MinThreadStackSize = 128 * 1024;
 
     private int _threadStackSize;
 
@@ -260,11 +276,11 @@ public sealed class RuntimeOptions
     /// <summary>The provider set explicitly, or null when the default applies.</summary>
     internal TimeProvider? ExplicitTimeProvider => _timeProvider;
 
-    private static int Check(int value, int min, int max)
+    private static int Check(int value, int min, int max, [CallerMemberName] string property = "")
     {
         if (value < min || value > max)
         {
-            throw new ArgumentOutOfRangeException(nameof(value), value, $"Must be between {min} and {max}.");
+            throw new ArgumentOutOfRangeException(nameof(value), value, $"RuntimeOptions.{property} must be between {min} and {max}.");
         }
 
         return value;

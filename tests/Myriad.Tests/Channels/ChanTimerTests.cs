@@ -158,6 +158,15 @@ public sealed class ChanTimerTests
         Assert.Throws<ArgumentOutOfRangeException>(() => Chan.Ticker(TimeSpan.Zero));
         Assert.Throws<ArgumentOutOfRangeException>(() => Chan.Ticker(Timeout.InfiniteTimeSpan));
     }
+
+    [Fact]
+    public void Ticker_PeriodTooLong_MessageOffersOnlyWhatATickerTakes()
+    {
+        var error = Assert.Throws<ArgumentOutOfRangeException>(() => Chan.Ticker(TimeSpan.MaxValue));
+        Assert.Equal("period", error.ParamName);
+        Assert.Contains("ticker", error.Message);
+        Assert.DoesNotContain("InfiniteTimeSpan", error.Message);
+    }
 }
 
 /// <summary>A ticker stopped while it ticks fast, from another thread, many times: it must end up unscheduled.</summary>

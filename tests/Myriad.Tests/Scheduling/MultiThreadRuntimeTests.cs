@@ -25,6 +25,38 @@ public class MultiThreadRuntimeTests
         Assert.Throws<ArgumentNullException>(() => new MultiThreadRuntime(null!));
     }
 
+    [Theory]
+    [InlineData(1)]
+    [InlineData(32 * 1024)]
+    [InlineData(RuntimeOptions.MinThreadStackSize - 1)]
+    public void Options_ThreadStackSizeBelowTheMinimum_ThrowsArgumentOutOfRange(int size)
+    {
+        // Below it, a worker's inline levels overflowed its stack: the process ended.
+        var options = new RuntimeOptions();
+        var error = Assert.Throws<ArgumentOutOfRangeException>(() => options.ThreadStackSize = size);
+        Assert.Contains("ThreadStackSize", error.Message);
+        options.ThreadStackSize = 0; // the platform default stays allowed
+        Assert.Equal(0, options.ThreadStackSize);
+    }
+
+    [Fact]
+    public void Options_MinimumThreadStackSize_RunsDeepRecursion()
+    {
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1, ThreadStackSize = RuntimeOptions.MinThreadStackSize });
+        Assert.Equal(200_000L * 200_001 / 2, TestHelpers.OnThread(() => runtime.Run(static () => Sum(200_000))));
+
+        static async Job<long> Sum(long n) => n == 0 ? 0 : n + await Sum(n - 1);
+    }
+
+    [Fact]
+    public void Options_OutOfRange_MessageNamesTheProperty()
+    {
+        var options = new RuntimeOptions();
+        Assert.Contains("RuntimeOptions.WorkerCount", Assert.Throws<ArgumentOutOfRangeException>(() => options.WorkerCount = 0).Message);
+        Assert.Contains("RuntimeOptions.MaxSpareThreads", Assert.Throws<ArgumentOutOfRangeException>(() => options.MaxSpareThreads = -1).Message);
+        Assert.Contains("RuntimeOptions.SpareThreadDelay", Assert.Throws<ArgumentOutOfRangeException>(() => options.SpareThreadDelay = TimeSpan.Zero).Message);
+    }
+
     [Fact]
     public void Options_NullThreadNamePrefix_ThrowsArgumentNull()
     {
