@@ -87,13 +87,16 @@ internal sealed class SystemTimerQueue : TimerQueue
     /// <summary>Step 1.</summary>
     internal override void Schedule(ITimerNode entry, TimeSpan delay, JobRuntime? runtime)
     {
-        long deadline = MillisecondsSince(_origin, Stopwatch.GetTimestamp(), Stopwatch.Frequency, roundUp: true) + DelayMilliseconds(delay);
-        TimerShard shard = _shards[(uint)Environment.CurrentManagedThreadId % (uint)_shards.Length];
-        deadline = shard.Insert(entry, deadline, runtime);
+        // The thread first: if it cannot start (no memory, no descriptor for a new thread), the
+        // caller gets the exception with nothing inserted, and the next schedule tries again.
         if (Volatile.Read(ref _started) == 0)
         {
             Start();
         }
+
+        long deadline = MillisecondsSince(_origin, Stopwatch.GetTimestamp(), Stopwatch.Frequency, roundUp: true) + DelayMilliseconds(delay);
+        TimerShard shard = _shards[(uint)Environment.CurrentManagedThreadId % (uint)_shards.Length];
+        deadline = shard.Insert(entry, deadline, runtime);
 
         if (deadline < Volatile.Read(ref _plannedWake))
         {
@@ -110,13 +113,28 @@ internal sealed class SystemTimerQueue : TimerQueue
             return;
         }
 
-        var thread = new Thread(static q => ((SystemTimerQueue)q!).Run(), ThreadStackSize)
+        try
         {
-            IsBackground = true,
-            Name = "Myriad timer",
-        };
-        thread.UnsafeStart(this);
+            var thread = new Thread(static q => ((SystemTimerQueue)q!).Run(), ThreadStackSize)
+            {
+                IsBackground = true,
+                Name = "Myriad timer",
+            };
+            StartThread(thread, this);
+        }
+        catch
+        {
+            // Not started: a later schedule must try again, or every timer of the process would
+            // stay pending for good after one failure (an accept loop backing off with Job.Delay
+            // while descriptors ran out). A timer inserted meanwhile by a schedule that saw the
+            // flag set waits for that later start.
+            Volatile.Write(ref _started, 0);
+            throw;
+        }
     }
+
+    /// <summary>Starts the queue's thread; a test replaces it to make the start fail.</summary>
+    internal Action<Thread, SystemTimerQueue> StartThread { get; set; } = static (thread, queue) => thread.UnsafeStart(queue);
 
     private void Run()
     {

@@ -1,3 +1,4 @@
+using System;
 using System.Threading;
 
 namespace Myriad.Scheduling;
@@ -54,8 +55,22 @@ public sealed partial class MultiThreadRuntime
             return;
         }
 
+        try
+        {
+            new SpareWorker(this).Start();
+        }
+        catch (Exception e) when (e is OutOfMemoryException or ThreadStartException)
+        {
+            // No thread now (no memory, or no descriptor for a new thread: the runtime raises
+            // OutOfMemoryException for both). A spare is best effort: give the slot back as a
+            // leaving spare would (step 3), so the count cannot stay raised and hold up the
+            // disposal, and let a later watchdog tick try again. Thrown on, it would end the
+            // watchdog's thread, and with it the process.
+            OnSpareExited();
+            return;
+        }
+
         Interlocked.Increment(ref _sparesStarted);
-        new SpareWorker(this).Start();
     }
 
     /// <summary>Step 3, on the spare's thread as it leaves.</summary>
