@@ -88,7 +88,20 @@ public sealed partial class MultiThreadRuntime
     {
         if (Volatile.Read(ref _wakeTimerArmed) == 0 && Interlocked.CompareExchange(ref _wakeTimerArmed, 1, 0) == 0)
         {
-            EnsureWatchdog();
+            try
+            {
+                EnsureWatchdog();
+            }
+            catch (Exception e) when (e is OutOfMemoryException or ThreadStartException)
+            {
+                // The watchdog's thread could not start (no memory, or no descriptor for a thread).
+                // Left armed, the flag would keep every later deferred wake from reaching a
+                // watchdog, and parked workers would miss queued work: disarm, pay this wake at
+                // once, and let the next deferral try to start the thread again. The item is
+                // queued already, so the caller must not see the exception either.
+                Volatile.Write(ref _wakeTimerArmed, 0);
+                _idle.NotifyWork();
+            }
         }
     }
 
