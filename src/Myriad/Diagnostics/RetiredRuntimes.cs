@@ -40,8 +40,19 @@ internal static class RetiredRuntimes
     private static readonly List<RetiredRuntime> s_entries = [];
     private static readonly Dictionary<string, RuntimeTotals> s_carried = new(StringComparer.Ordinal);
 
+    /// <summary>
+    /// Retired entries, live runtimes and carried names that this thread's calls looked at: the work
+    /// of a registration, a disposal or a collection, which tests bound per runtime (a count, not a
+    /// timing). Per thread, so that runtimes of tests running in parallel do not add to it.
+    /// </summary>
+    [ThreadStatic]
+    private static long t_visited;
+
     /// <summary>The lock of the live set's and this list's changes, and of a collection's snapshot of both.</summary>
     internal static object Gate => s_lock;
+
+    /// <summary>See <c>t_visited</c>.</summary>
+    internal static long VisitedOnThisThread => t_visited;
 
     /// <summary>Under <see cref="Gate"/>.</summary>
     internal static void Add(JobRuntime runtime) => s_entries.Add(new RetiredRuntime(runtime, Environment.TickCount64));
@@ -64,6 +75,7 @@ internal static class RetiredRuntimes
         Refresh(live);
         s_entries.RemoveAll(e =>
         {
+            t_visited++;
             if (e.Name != name)
             {
                 return false;
@@ -91,6 +103,7 @@ internal static class RetiredRuntimes
         List<RetiredRuntime>? expired = null;
         s_entries.RemoveAll(e =>
         {
+            t_visited++;
             if (now - e.RetiredAt < retention)
             {
                 return false;
@@ -102,6 +115,7 @@ internal static class RetiredRuntimes
 
         foreach (RetiredRuntime entry in s_entries)
         {
+            t_visited++;
             entry.FreezeIfDrained();
         }
 
@@ -121,6 +135,7 @@ internal static class RetiredRuntimes
             List<string>? ended = null;
             foreach (string name in s_carried.Keys)
             {
+                t_visited++;
                 if (!InUse(name, live))
                 {
                     (ended ??= []).Add(name);
@@ -146,6 +161,7 @@ internal static class RetiredRuntimes
     {
         foreach (RetiredRuntime entry in s_entries)
         {
+            t_visited++;
             if (entry.Name == name)
             {
                 return true;
@@ -154,6 +170,7 @@ internal static class RetiredRuntimes
 
         foreach (JobRuntime runtime in live)
         {
+            t_visited++;
             if (runtime.Name == name)
             {
                 return true;
