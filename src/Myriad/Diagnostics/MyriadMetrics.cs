@@ -57,8 +57,10 @@ public static class MyriadMetrics
     {
         lock (RetiredRuntimes.Gate)
         {
-            RetiredRuntimes.RemoveNamed(runtime.Name, s_runtimes.Keys); // refreshes the list first, before the new runtime counts as its name's
-            s_runtimes.TryAdd(runtime, 0);
+            if (s_runtimes.TryAdd(runtime, 0))
+            {
+                RetiredRuntimes.Registered(runtime.Name); // refreshes the list first, before the new runtime counts as its name's
+            }
         }
     }
 
@@ -111,12 +113,14 @@ public static class MyriadMetrics
     /// runtime's entry keeps only its final counts (or leaves, with a retention of zero). Otherwise
     /// only a later registration or collection refreshed it, and in a process that neither creates
     /// another runtime nor collects metrics the last disposed runtime stayed reachable for good.
+    /// The refresh looks at the expired entries and the disposals in progress, not at every entry
+    /// (see <see cref="RetiredRuntimes"/>' remarks on cost).
     /// </summary>
     internal static void DisposalCompleted()
     {
         lock (RetiredRuntimes.Gate)
         {
-            RetiredRuntimes.Refresh(s_runtimes.Keys);
+            RetiredRuntimes.DisposalCompleted();
         }
     }
 
@@ -148,7 +152,8 @@ public static class MyriadMetrics
                 Add(sums, runtime.Name, read(new RuntimeReading(runtime)));
             }
 
-            foreach (RetiredRuntime retired in RetiredRuntimes.Refresh(s_runtimes.Keys))
+            RetiredRuntimes.Refresh();
+            foreach (RetiredRuntime retired in RetiredRuntimes.Entries)
             {
                 Add(sums, retired.Name, read(retired.Reading));
             }
