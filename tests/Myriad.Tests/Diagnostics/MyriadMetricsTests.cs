@@ -256,6 +256,58 @@ public class MyriadMetricsTests
     });
 
     [Fact]
+    public void Retention_ShortenedAtRunTime_AppliesToRuntimesDisposedBefore() => WithRetention(TimeSpan.FromHours(1), static () =>
+    {
+        // Retired runtimes expire oldest first, from the front of their list: the retention applies
+        // to every one as it is when the list is refreshed, so that order holds whatever it is set
+        // to later. (Other tests' runtimes may refresh the list at any time here.)
+        new CurrentThreadRuntime("retention-shortened-early").Dispose();
+        System.Threading.Thread.Sleep(1500);
+        new CurrentThreadRuntime("retention-shortened-late").Dispose();
+        Assert.NotEmpty(Collect("retention-shortened-early"));
+
+        MyriadMetrics.DisposedRuntimeRetention = TimeSpan.FromSeconds(1);
+        Assert.Empty(Collect("retention-shortened-early")); // disposed over 1.5 s ago
+        Assert.NotEmpty(Collect("retention-shortened-late")); // disposed just now
+        System.Threading.Thread.Sleep(1500);
+        Assert.Empty(Collect("retention-shortened-late"));
+    });
+
+    [Fact]
+    public void Dispose_WhileAJobWaitsOnATask_TheRuntimeIsReleasedByLaterRuntimesOnceTheJobEnds() => WithRetention(TimeSpan.FromHours(1), static () =>
+    {
+        // The disposal completes while the job still waits (it counts as active until woken): the
+        // retired entry keeps reading the runtime. Once the job ended, a registration or disposal
+        // freezes the entry without anything collecting, as the end of a disposal does for a drained
+        // runtime, so that the runtime is not kept reachable for the retention.
+        var release = new System.Threading.Tasks.TaskCompletionSource(System.Threading.Tasks.TaskCreationOptions.RunContinuationsAsynchronously);
+        WeakReference disposed = DisposeWhileWaiting(release.Task);
+        release.SetResult();
+        Assert.True(SpinUntil(() =>
+        {
+            for (int i = 0; i < 10; i++)
+            {
+                new CurrentThreadRuntime().Dispose(); // each checks a few of the entries still draining
+            }
+
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+            return !disposed.IsAlive;
+        }), "the disposed runtime is still reachable after its job ended");
+    });
+
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static WeakReference DisposeWhileWaiting(System.Threading.Tasks.Task task)
+    {
+        var runtime = new CurrentThreadRuntime("disposed-while-waiting");
+        runtime.SpawnDetached(task, static async t => await t);
+        runtime.RunUntilIdle();
+        runtime.Dispose();
+        Assert.Equal(1, Collect("disposed-while-waiting")["myriad.jobs.active"]);
+        return new WeakReference(runtime);
+    }
+
+    [Fact]
     public void Dispose_OneOfTwoNamesakes_CountersKeepItsTotalsAfterItsRetentionUntilTheSeriesEnds() => WithZeroRetention(static () =>
     {
         // Observable counters must never decrease: the series of the name dropped by the disposed
