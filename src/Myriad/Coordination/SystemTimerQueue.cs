@@ -89,9 +89,9 @@ internal sealed class SystemTimerQueue : TimerQueue
     {
         // The thread first: if it cannot start (no memory, no descriptor for a new thread), the
         // caller gets the exception with nothing inserted, and the next schedule tries again.
-        if (Volatile.Read(ref _started) == 0)
+        if (Volatile.Read(ref _started) != Running)
         {
-            Start();
+            EnsureStarted();
         }
 
         long deadline = MillisecondsSince(_origin, Stopwatch.GetTimestamp(), Stopwatch.Frequency, roundUp: true) + DelayMilliseconds(delay);
@@ -106,32 +106,57 @@ internal sealed class SystemTimerQueue : TimerQueue
 
     private long Now => MillisecondsSince(_origin, Stopwatch.GetTimestamp(), Stopwatch.Frequency, roundUp: false);
 
-    private void Start()
+    /// <summary>
+    /// Returns once the queue's thread runs, or throws why it could not start. <c>_started</c>:
+    /// <see cref="NotStarted"/> -> <see cref="Starting"/> (one caller won the exchange and starts the
+    /// thread) -> <see cref="Running"/> (once set, never unset), or back to <see cref="NotStarted"/>
+    /// when the start threw. A caller that finds it <see cref="Starting"/> waits for the outcome
+    /// and, after a failure, tries itself: no schedule inserts a timer before the thread runs, so
+    /// none is left waiting for a start that failed on another thread.
+    /// </summary>
+    private void EnsureStarted()
     {
-        if (Interlocked.CompareExchange(ref _started, 1, 0) != 0)
+        SpinWait spin = default;
+        while (true)
         {
-            return;
-        }
-
-        try
-        {
-            var thread = new Thread(static q => ((SystemTimerQueue)q!).Run(), ThreadStackSize)
+            int started = Volatile.Read(ref _started);
+            if (started == Running)
             {
-                IsBackground = true,
-                Name = "Myriad timer",
-            };
-            StartThread(thread, this);
-        }
-        catch
-        {
-            // Not started: a later schedule must try again, or every timer of the process would
-            // stay pending for good after one failure (an accept loop backing off with Job.Delay
-            // while descriptors ran out). A timer inserted meanwhile by a schedule that saw the
-            // flag set waits for that later start.
-            Volatile.Write(ref _started, 0);
-            throw;
+                return;
+            }
+
+            if (started == NotStarted && Interlocked.CompareExchange(ref _started, Starting, NotStarted) == NotStarted)
+            {
+                try
+                {
+                    var thread = new Thread(static q => ((SystemTimerQueue)q!).Run(), ThreadStackSize)
+                    {
+                        IsBackground = true,
+                        Name = "Myriad timer",
+                    };
+                    StartThread(thread, this);
+                }
+                catch
+                {
+                    // Not started: this caller gets the exception, and the next schedule (or one
+                    // waiting here) tries again. Left set, the flag would keep every timer of the
+                    // process pending for good after one failure (an accept loop backing off with
+                    // Job.Delay while descriptors ran out).
+                    Volatile.Write(ref _started, NotStarted);
+                    throw;
+                }
+
+                Volatile.Write(ref _started, Running);
+                return;
+            }
+
+            spin.SpinOnce();
         }
     }
+
+    private const int NotStarted = 0;
+    private const int Starting = 1;
+    private const int Running = 2;
 
     /// <summary>Starts the queue's thread; a test replaces it to make the start fail.</summary>
     internal Action<Thread, SystemTimerQueue> StartThread { get; set; } = static (thread, queue) => thread.UnsafeStart(queue);

@@ -55,7 +55,15 @@ public sealed partial class MultiThreadRuntime
         // AggressiveOptimization here and below: optimized from the first call, so that one-shot
         // programs do not run the spawn path as tier-0 code (docs/design.md, "Cold runs").
         [MethodImpl(MethodImplOptions.AggressiveOptimization)]
-        internal void NotifyWork()
+        internal void NotifyWork() => NotifyWork(watchForStall: true);
+
+        /// <summary>
+        /// <see cref="NotifyWork()"/>; with <paramref name="watchForStall"/> false it never arms the
+        /// watchdog (the caller is the arming path, whose watchdog could not start: arming again
+        /// from here would recurse).
+        /// </summary>
+        [MethodImpl(MethodImplOptions.AggressiveOptimization)]
+        internal void NotifyWork(bool watchForStall)
         {
             Interlocked.MemoryBarrier();
             if (Volatile.Read(ref _searching) != 0)
@@ -65,6 +73,11 @@ public sealed partial class MultiThreadRuntime
 
             if (Volatile.Read(ref _idleCount) == 0)
             {
+                if (!watchForStall)
+                {
+                    return;
+                }
+
                 // Every worker is running an item. They reach the queues when it returns, unless it
                 // blocks: the watchdog then sees the work stall and starts a spare thread.
                 runtime.WatchForStall();
@@ -156,10 +169,6 @@ public sealed partial class MultiThreadRuntime
             worker.Sleep(this); // on the parker, or in the I/O driver (see Worker.Io.cs)
         }
 
-        /// <summary>
-        /// A worker that woke without being popped (I/O events, a stale permit) takes itself off the
-        /// idle stack; if a notifier popped it meanwhile it is searching already and nothing changes.
-        /// </summary>
         /// <summary>Step 1 of Park, also taken by a worker leaving its loop: it is no longer searching.</summary>
         internal void StopSearching(Worker worker)
         {
@@ -170,6 +179,10 @@ public sealed partial class MultiThreadRuntime
             }
         }
 
+        /// <summary>
+        /// A worker that woke without being popped (I/O events, a stale permit) takes itself off the
+        /// idle stack; if a notifier popped it meanwhile it is searching already and nothing changes.
+        /// </summary>
         internal void LeaveIdle(Worker worker)
         {
             lock (_lock)

@@ -96,11 +96,12 @@ public sealed partial class MultiThreadRuntime
             {
                 // The watchdog's thread could not start (no memory, or no descriptor for a thread).
                 // Left armed, the flag would keep every later deferred wake from reaching a
-                // watchdog, and parked workers would miss queued work: disarm, pay this wake at
-                // once, and let the next deferral try to start the thread again. The item is
-                // queued already, so the caller must not see the exception either.
+                // watchdog, and parked workers would miss queued work: disarm, wake a parked
+                // worker at once if there is one, and let the next deferral try to start the
+                // thread again. The item is queued already, so the caller must not see the
+                // exception either.
                 Volatile.Write(ref _wakeTimerArmed, 0);
-                _idle.NotifyWork();
+                _idle.NotifyWork(watchForStall: false); // the stall watch would arm, and fail, again
             }
         }
     }

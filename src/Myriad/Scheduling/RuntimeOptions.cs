@@ -244,7 +244,15 @@ public sealed class RuntimeOptions
     public int ThreadStackSize
     {
         get => _threadStackSize;
-        set => _threadStackSize = value == 0 ? 0 : Check(value, MinThreadStackSize, int.MaxValue);
+        set
+        {
+            if (value != 0 && value < MinThreadStackSize)
+            {
+                throw new ArgumentOutOfRangeException(nameof(value), value, $"RuntimeOptions.ThreadStackSize must be 0 (the platform default) or at least {MinThreadStackSize} bytes.");
+            }
+
+            _threadStackSize = value;
+        }
     }
 
     /// <summary>
@@ -252,7 +260,9 @@ public sealed class RuntimeOptions
     /// levels of job code inline before the trampoline queues the rest, and an overflow ends the
     /// process rather than throwing: a trivial recursion needed about 48 KiB for those levels on
     /// x64 Linux (below 36 KiB even a one-level job crashed), so 128 KiB leaves room for the
-    /// frames of the jobs' own code.
+    /// frames of the jobs' own code. It bounds one run of inline levels only: a job that blocks its
+    /// worker in <c>Wait()</c> lets the worker run other jobs from that frame, each with 48 levels
+    /// of its own, so nested blocking waits need a larger stack.
     /// </summary>
     public const int MinThreadStackSize = 128 * 1024;
 
