@@ -78,6 +78,12 @@ internal sealed class ChanBridge<T>(Chan<T> channel)
 
         public override ValueTask<T> ReadAsync(CancellationToken cancellationToken = default)
         {
+            // The token first, as a BCL reader's: a canceled read takes nothing, even when an item is there.
+            if (cancellationToken.IsCancellationRequested)
+            {
+                return ValueTask.FromCanceled<T>(cancellationToken);
+            }
+
             if (TryRead(out T? item))
             {
                 return new ValueTask<T>(item);
