@@ -243,22 +243,7 @@ public readonly struct SelectBuilder
             throw MismatchedResultType(typeof(T));
         }
 
-        SelectValueSink<T> sink = SelectValueSink<T>.Rent();
-        _op.ValueSink = sink;
-        Job<int> select;
-        try
-        {
-            select = _op.Start(_token);
-        }
-        catch
-        {
-            _op.ValueSink = null;
-            throw;
-        }
-
-        return select.IsCompletedSuccessfully ? sink.TakeAndReturn(select.GetAwaiter().GetResult()) : Await(select, sink);
-
-        static async Job<SelectResult<T>> Await(Job<int> select, SelectValueSink<T> sink) => sink.TakeAndReturn(await select);
+        return SelectValueSink<T>.Start(_op, _token);
     }
 
     private static InvalidOperationException MismatchedResultType(Type type)

@@ -48,6 +48,11 @@ internal abstract class SelectCase
     /// <summary>The exception the select throws if this case won, or null (then the handler runs).</summary>
     internal abstract Exception? Failure { get; }
 
+    /// <summary>For the winning case, before the select's cell completes: a receive case leaves its item in the select's <see cref="SelectOperation.ValueSink"/> (see <see cref="SelectBuilder.AsJob{T}"/>).</summary>
+    internal virtual void OfferToValueSink()
+    {
+    }
+
     /// <summary>For the winning case of a select whose job was abandoned: gives back what it received (see <c>JobCell.GiveBackUnconsumed</c>).</summary>
     internal virtual void GiveBackItem()
     {

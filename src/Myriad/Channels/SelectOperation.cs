@@ -99,8 +99,11 @@ internal sealed partial class SelectOperation : SourceBox<int>
 
     private int _stamp;
 
-    /// <summary>The receiver of the winning receive case's item, for <see cref="SelectBuilder.AsJob{T}"/>; null otherwise.</summary>
+    /// <summary>The receiver of the winning receive case's item (a <see cref="SelectValueSink{T}"/>), for <see cref="SelectBuilder.AsJob{T}"/>; null otherwise.</summary>
     internal object? ValueSink;
+
+    /// <summary>The index of the case that fired, once the cell completed successfully (its result, read without consuming it).</summary>
+    internal int Winner => _winner;
 
     internal void AddReceive<T, TState>(Chan<T>? channel, TState state, Delegate? handler, bool reportsClose)
     {
@@ -278,6 +281,11 @@ internal sealed partial class SelectOperation : SourceBox<int>
         Exception? failure = winner.Failure;
         if (failure is null)
         {
+            if (ValueSink is not null)
+            {
+                winner.OfferToValueSink(); // before the completion, which publishes it
+            }
+
             TrySetResult(winner.Index);
         }
         else

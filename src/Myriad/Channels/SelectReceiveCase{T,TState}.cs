@@ -44,6 +44,14 @@ internal sealed class SelectReceiveCase<T, TState> : SelectCase<T>
         Op.Resolve(this);
     }
 
+    internal override void OfferToValueSink()
+    {
+        if (Op.ValueSink is SelectValueSink<T> sink)
+        {
+            sink.Set(_value, received: !_closed);
+        }
+    }
+
     internal override void GiveBackItem()
     {
         if (!_closed)
@@ -81,11 +89,6 @@ internal sealed class SelectReceiveCase<T, TState> : SelectCase<T>
         T value = _value;
         bool closed = _closed;
         bool reportsClose = _reportsClose;
-        if (succeeded && op.ValueSink is SelectValueSink<T> sink)
-        {
-            sink.Set(value, received: !closed);
-        }
-
         Clear();
         op.Recycle(this, slot);
         if (!succeeded || handler is null)
