@@ -11,13 +11,21 @@ namespace Myriad.Channels;
 // 3. into a sender waiter at the front of the senders' queue that nobody awaits (the item waits
 //    there as any sent item does; an unbuffered channel has no other place for it).
 // Once the channel is closed, only step 2 can keep it: the item is dropped if the buffer has no
-// room (or there is no buffer), as the item of a send still waiting at the close is.
+// room (or there is no buffer), as the item of a send still waiting at the close is (TryGiveBack
+// leaves it to its caller instead).
 public sealed partial class Chan<T>
 {
     /// <summary>Returns an item handed to a job that will never consume it (see above).</summary>
-    internal void GiveBack(T item)
+    internal void GiveBack(T item) => TryGiveBack(item);
+
+    /// <summary>
+    /// <see cref="GiveBack"/> that tells whether the channel took the item back: false, with the item
+    /// left to the caller, where <see cref="GiveBack"/> drops it (closed, and no room in the buffer).
+    /// </summary>
+    internal bool TryGiveBack(T item)
     {
         IWaiter<T>? receiver = null;
+        bool kept = true;
         _lock.Enter();
         if (_closed is null && TryClaimInlineReceiverLocked())
         {
@@ -38,9 +46,14 @@ public sealed partial class Chan<T>
             {
                 _senders.EnqueueFront(SendWaiter<T>.Rent(item, this, default));
             }
+            else
+            {
+                kept = false;
+            }
         }
 
         _lock.Exit();
         receiver?.Complete(item);
+        return kept;
     }
 }

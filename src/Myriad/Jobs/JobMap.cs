@@ -5,9 +5,10 @@ namespace Myriad.Jobs;
 
 /// <summary>
 /// A job whose outcome is another job's, mapped by Myriad's own code on the thread that completes the
-/// source: the slow paths of the BCL views (<c>ChannelReader.ReadAsync</c>, <c>WaitToReadAsync</c>,
-/// an async enumerator's <c>MoveNextAsync</c>), which have bookkeeping to do after the receive.
-/// Pooled: one object per waiting read, reused once its outcome is consumed.
+/// source: the slow path of an async enumerator's <c>MoveNextAsync</c> (a job scope's results), which
+/// has bookkeeping to do after the wait. Pooled: one object per waiting read, reused once its outcome
+/// is consumed. (The channel views, whose waits hand items over, have cells of their own that also
+/// keep the disposal rule of a hand-off: ChanBridge.Cells.cs.)
 /// </summary>
 /// <remarks>
 /// <para>Not an <c>async Job</c> method: such a method started inside a job belongs to that job's

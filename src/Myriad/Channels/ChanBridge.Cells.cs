@@ -1,0 +1,464 @@
+using System;
+using System.Collections.Generic;
+using System.Threading;
+using System.Threading.Channels;
+using System.Threading.Tasks;
+using System.Threading.Tasks.Sources;
+using Myriad.Internal;
+using Myriad.Jobs;
+using Myriad.Scheduling;
+
+namespace Myriad.Channels;
+
+internal sealed partial class ChanBridge<T>
+{
+    /// <summary>
+    /// The cell behind a <c>ValueTask</c> that a view returns when it must wait. It is the continuation
+    /// of the channel operation it waits for (a receive or a send), and the <c>ValueTask</c>'s source
+    /// itself, so that it learns which job awaits it. Pooled or reused, like every Myriad cell: its
+    /// version makes each <c>ValueTask</c> single-use.
+    /// </summary>
+    /// <remarks>
+    /// <para><b>Why.</b> A hand-off (a send that finds a waiting receive, a receive that finds a waiting
+    /// send) checks when it claims the waiter whether the job that would consume it can still run
+    /// (<c>JobCell.ConsumerCannotRun</c>, which reads the runtime of the cell registered as the waiter's
+    /// continuation). A job that awaits a Myriad cell through a <c>ValueTask</c> registers a resume
+    /// that is no job cell, and a view's bookkeeping (a <c>JobMap</c> before this cell) stood between
+    /// the waiter and that resume anyway: the check saw no job, and a job of a disposed runtime was
+    /// handed the item and ended canceled with it.</para>
+    /// <para><b>Owner protocol.</b>
+    /// 1. A job awaits the <c>ValueTask</c>: the awaiter calls <c>OnCompleted</c> on the job's own
+    ///    thread while the job suspends. The cell recognizes the job's resume
+    ///    (<see cref="ForeignAwait.OfValueTaskContinuation"/>), writes that thread's runtime id into its
+    ///    owner field (<c>_ownerRuntime</c>, as <see cref="ChanRange{T}"/> does), then registers the
+    ///    resume; the interlocked exchange of the registration publishes the id with the continuation.
+    /// 2. A claimer reads the waiter's continuation (this cell, an acquire) and then the owner: when
+    ///    that runtime refuses resumes, it skips the waiter, which ends canceled, and the item goes to
+    ///    the next waiter or stays in the channel.
+    /// 3. Whatever else awaits the cell (a plain thread, <c>AsTask()</c>, a <c>ValueTask</c> that
+    ///    escaped its job) records no owner: it can always run, so such a wait still completes.
+    /// A claim made before step 1 (the job has not suspended yet) sees no owner, as for any waiter whose
+    /// job is still running towards its suspension; <see cref="ReaderCell{TResult}"/> covers that window
+    /// for an item. A send needs nothing there: its item went to a receiver that runs.</para>
+    /// </remarks>
+    private abstract class ViewCell<TResult> : JobBox<TResult>, IValueTaskSource<TResult>, IValueTaskSource
+    {
+        ValueTaskSourceStatus IValueTaskSource<TResult>.GetStatus(short token) => GetStatusCore(token);
+
+        ValueTaskSourceStatus IValueTaskSource.GetStatus(short token) => GetStatusCore(token);
+
+        private ValueTaskSourceStatus GetStatusCore(short token)
+        {
+            if (!IsCompleted(token))
+            {
+                return ValueTaskSourceStatus.Pending;
+            }
+
+            Exception? error = ErrorUnchecked;
+            return error is null ? ValueTaskSourceStatus.Succeeded
+                : error is OperationCanceledException ? ValueTaskSourceStatus.Canceled
+                : ValueTaskSourceStatus.Faulted;
+        }
+
+        void IValueTaskSource<TResult>.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags) =>
+            OnCompletedFromValueTask(continuation, state, token, flags);
+
+        void IValueTaskSource.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags) =>
+            OnCompletedFromValueTask(continuation, state, token, flags);
+
+        /// <summary>Steps 1 and 3 of the owner protocol (the rest as <c>SourceBox</c> registers a <c>ValueTask</c>'s continuation).</summary>
+        private void OnCompletedFromValueTask(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
+        {
+            ValidateToken(token);
+            if (ForeignAwait.OfValueTaskContinuation(continuation, state) is { } job)
+            {
+                _ownerRuntime = SchedulerContext.RuntimeIdOf(PerThread.Current);
+                job.RegisteringOn(this); // what the job waits on, for the live-job dump and the deadlock check
+                OnCompleted(job, token);
+            }
+            else
+            {
+                OnCompleted(ForeignContinuation.Create(continuation, state, flags), token);
+            }
+        }
+
+        TResult IValueTaskSource<TResult>.GetResult(short token) => GetResult(token);
+
+        void IValueTaskSource.GetResult(short token) => GetResult(token);
+
+        /// <summary>Resets the cell for its next use (version incremented: the old <c>ValueTask</c> goes stale) and forgets its owner.</summary>
+        private protected void ResetViewCell()
+        {
+            _ownerRuntime = 0;
+            ResetBox();
+        }
+    }
+
+    /// <summary>A waiting <see cref="ChannelWriter{T}.WriteAsync"/>: the send's outcome, with the owner protocol of <see cref="ViewCell{TResult}"/>.</summary>
+    private sealed class WriteCell : ViewCell<VoidResult>
+    {
+        private Job<VoidResult> _send;
+
+        /// <summary>Awaits a pending send.</summary>
+        internal static ValueTask Start(Job<VoidResult> send)
+        {
+            WriteCell cell = BoxPool<WriteCell>.Shared.Rent() ?? new WriteCell();
+            short token = cell.Version; // first: the send may complete during the registration, and the cell with it
+            cell._send = send;
+            send._box!.OnCompleted(cell, send._token);
+            return new ValueTask(cell, token);
+        }
+
+        /// <summary>The send completed: its outcome becomes this cell's.</summary>
+        internal override void Execute(PerThread state)
+        {
+            Job<VoidResult> send = _send;
+            _send = default;
+            try
+            {
+                send.GetAwaiter().GetResult();
+            }
+            catch (Exception error)
+            {
+                TrySetException(error, state);
+                return;
+            }
+
+            TrySetResult(default, state);
+        }
+
+        internal override string Describe() => "a channel's ChannelWriter.WriteAsync";
+
+        // Diagnostics only, a racy read: the send is what the write still waits for.
+        internal override JobCell? AwaitedCell() => IsCompletedUnchecked ? null : _send._box;
+
+        private protected override void Release()
+        {
+            ResetViewCell();
+            BoxPool<WriteCell>.Shared.Return(this);
+        }
+    }
+
+    /// <summary>
+    /// A wait of the reader view on a receive of the channel: <see cref="ReadCell"/> (ReadAsync),
+    /// <see cref="WaitCell"/> (WaitToReadAsync) and <see cref="ReaderEnumerator"/> (ReadAllAsync).
+    /// The reader counts it in flight from before its receive starts until it settles (see
+    /// <c>ChanReader</c>).
+    /// </summary>
+    /// <remarks>
+    /// <para><b>Handing the item to the job.</b> The claim-time check runs when the receive is claimed;
+    /// the job's runtime may start refusing resumes after that and before the job resumes (a hand-off
+    /// from another thread racing the disposal, or a claim made before the job registered). A job that
+    /// awaits a cell directly gives back what it was handed when its runtime abandons it (the job finds
+    /// the cell it awaited); a job that awaits a <c>ValueTask</c> no longer names it by then. So this
+    /// cell carries the item onto the job's runtime itself before it completes:
+    /// 1. The receive completes with an item; <see cref="Execute"/> runs as its continuation.
+    /// 2. If a job registered (the owner protocol) and this thread is not one of that job's runtime,
+    ///    the cell keeps the item and queues itself to that runtime
+    ///    (<see cref="JobRuntime.ScheduleResume"/>), touching nothing afterwards: another thread may
+    ///    run step 3 at once. If that runtime refuses resumes already, step 4 runs here instead.
+    ///    Otherwise (no job registered, or this is the job's own runtime) the cell completes here with
+    ///    the item, as in step 3.
+    /// 3. On the runtime's thread <see cref="Execute"/> runs again and completes the cell with the item;
+    ///    the job's resume, registered on the cell, is dispatched there and runs the job on the runtime
+    ///    already running this code. The hop replaces the one the resume itself would make (a job woken
+    ///    off its runtime is queued back to it) rather than adding one.
+    /// 4. The runtime abandons the queued cell (its disposal finished: <see cref="Abandon"/>), or refused
+    ///    it in step 2: the item goes back to the reader (the next waiter gets it, or the channel keeps
+    ///    it) and the cell completes canceled, which wakes the job into the cancellation every job
+    ///    woken after its runtime's disposal ends in.
+    /// Not covered: in step 3 the trampoline runs the job inline unless the stack is deep; a job it
+    /// defers to the runtime's queue, and that a disposal finishing right then abandons, ends canceled
+    /// with the item.</para>
+    /// </remarks>
+    private abstract class ReaderCell<TResult> : ViewCell<TResult>
+    {
+        private ChanReader _reader = null!;
+        private Job<ReceiveResult<T>> _receive;
+        private T _held = default!;
+        private bool _hopping;
+
+        private protected ChanReader Reader => _reader;
+
+        /// <summary>Waits for <paramref name="receive"/>, which the reader counted this cell in flight for; handles it at once if it completed.</summary>
+        private protected void WaitFor(ChanReader reader, Job<ReceiveResult<T>> receive)
+        {
+            _reader = reader;
+            _receive = receive;
+            if (receive._box is not { } box || box.IsCompletedNoThrow(receive._token))
+            {
+                OnReceived(PerThread.Current); // nobody awaits the cell yet: no owner, no hop
+            }
+            else
+            {
+                box.OnCompleted(this, receive._token); // step 1 runs here if the receive completed meanwhile
+            }
+        }
+
+        /// <summary>Step 1, or step 3 while the cell carries an item onto its job's runtime.</summary>
+        internal override void Execute(PerThread state)
+        {
+            if (_hopping)
+            {
+                T item = _held;
+                _held = default!;
+                _hopping = false;
+                Deliver(item, state);
+                return;
+            }
+
+            OnReceived(state);
+        }
+
+        private void OnReceived(PerThread state)
+        {
+            Job<ReceiveResult<T>> receive = _receive;
+            _receive = default;
+            ReceiveResult<T> result;
+            try
+            {
+                result = receive.GetAwaiter().GetResult();
+            }
+            catch (Exception error)
+            {
+                NoItem(error, state);
+                return;
+            }
+
+            if (result.Ok)
+            {
+                HandOver(result.Value, state);
+            }
+            else
+            {
+                NoItem(null, state);
+            }
+        }
+
+        /// <summary>Step 2: delivers the item here, or carries it to its job's runtime, or gives it back.</summary>
+        private protected void HandOver(T item, PerThread state)
+        {
+            short owner = Volatile.Read(ref _ownerRuntime);
+            if (owner <= 0 || owner == SchedulerContext.RuntimeIdOf(state))
+            {
+                Deliver(item, state);
+                return;
+            }
+
+            if (!RuntimeRegistry.RefusesResumes(owner) && RuntimeRegistry.Find(owner) is { } runtime)
+            {
+                _held = item;
+                _hopping = true;
+                runtime.ScheduleResume(this, state); // nothing may be touched after this
+                return;
+            }
+
+            GiveUp(item, state);
+        }
+
+        /// <summary>Step 4 for a cell its runtime abandoned while it carried an item; a cell queued for any other reason runs elsewhere.</summary>
+        internal override void Abandon()
+        {
+            if (!_hopping)
+            {
+                base.Abandon(); // step 1 deferred by the trampoline: it runs on the thread pool
+                return;
+            }
+
+            T item = _held;
+            _held = default!;
+            _hopping = false;
+            GiveUp(item, PerThread.Current);
+        }
+
+        private void GiveUp(T item, PerThread state)
+        {
+            _reader.GiveBack(item);
+            TrySetException(new OperationCanceledException("The job's runtime was disposed before the job could resume; the item it was handed went back to the channel."), state);
+        }
+
+        /// <summary>Completes the cell with an item, on the job's runtime (or where nobody's job waits); settles it in the reader first.</summary>
+        private protected abstract void Deliver(T item, PerThread state);
+
+        /// <summary>The receive ended without an item: <paramref name="error"/> is null at a clean close, else the close error or the cancellation.</summary>
+        private protected abstract void NoItem(Exception? error, PerThread state);
+
+        /// <summary>Whether <paramref name="error"/> is the channel's close error (not a cancellation of the read).</summary>
+        private protected bool IsCloseError(Exception error) => ReferenceEquals(error, _reader.Channel.CloseError);
+
+        // Diagnostics only, a racy read: the receive is what the cell still waits for.
+        internal override JobCell? AwaitedCell() => IsCompletedUnchecked ? null : _receive._box;
+
+        /// <summary>Clears what a use left (for a pooled cell, before it goes back to its pool).</summary>
+        private protected void ResetReaderCell()
+        {
+            _reader = null!;
+            ResetViewCell();
+        }
+    }
+
+    /// <summary>A waiting <see cref="ChannelReader{T}.ReadAsync"/>.</summary>
+    private sealed class ReadCell : ReaderCell<T>
+    {
+        internal static ValueTask<T> Start(ChanReader reader, CancellationToken cancellationToken)
+        {
+            Job<ReceiveResult<T>> receive = reader.BeginReceive(cancellationToken);
+            ReadCell cell = BoxPool<ReadCell>.Shared.Rent() ?? new ReadCell();
+            short token = cell.Version;
+            cell.WaitFor(reader, receive);
+            return new ValueTask<T>(cell, token);
+        }
+
+        private protected override void Deliver(T item, PerThread state)
+        {
+            Reader.Settled(); // completes the reader's Completion now if that was the last item of a closed channel
+            TrySetResult(item, state);
+        }
+
+        private protected override void NoItem(Exception? error, PerThread state)
+        {
+            Reader.Settled();
+            TrySetException(
+                error is null ? ChanErrors.ForReceive()
+                : error is not OperationCanceledException && IsCloseError(error) ? ChanErrors.ForReceive(error) // a BCL reader's ReadAsync wraps the completion error
+                : error,
+                state);
+        }
+
+        internal override string Describe() => "a channel's ChannelReader.ReadAsync";
+
+        private protected override void Release()
+        {
+            ResetReaderCell();
+            BoxPool<ReadCell>.Shared.Return(this);
+        }
+    }
+
+    /// <summary>A waiting <see cref="ChannelReader{T}.WaitToReadAsync"/>: the item it receives is kept by the reader.</summary>
+    private sealed class WaitCell : ReaderCell<bool>
+    {
+        internal static ValueTask<bool> Start(ChanReader reader, CancellationToken cancellationToken)
+        {
+            Job<ReceiveResult<T>> receive = reader.BeginReceive(cancellationToken);
+            WaitCell cell = BoxPool<WaitCell>.Shared.Rent() ?? new WaitCell();
+            short token = cell.Version;
+            cell.WaitFor(reader, receive);
+            return new ValueTask<bool>(cell, token);
+        }
+
+        private protected override void Deliver(T item, PerThread state)
+        {
+            Reader.Keep(item);
+            TrySetResult(true, state);
+        }
+
+        private protected override void NoItem(Exception? error, PerThread state)
+        {
+            Reader.Settled();
+            if (error is null)
+            {
+                TrySetResult(false, state);
+            }
+            else
+            {
+                TrySetException(error, state); // canceled, or closed with an error (a BCL reader's WaitToReadAsync throws it)
+            }
+        }
+
+        internal override string Describe() => "a channel's ChannelReader.WaitToReadAsync";
+
+        private protected override void Release()
+        {
+            ResetReaderCell();
+            BoxPool<WaitCell>.Shared.Return(this);
+        }
+    }
+
+    /// <summary>What <see cref="ChannelReader{T}.ReadAllAsync"/> returns: each enumeration reads through the reader.</summary>
+    private sealed class ReaderRange(ChanReader reader, CancellationToken cancellationToken) : IAsyncEnumerable<T>
+    {
+        /// <summary>An enumerator whose token is the one given to ReadAllAsync, this one, or both linked (as a BCL async iterator's).</summary>
+        public IAsyncEnumerator<T> GetAsyncEnumerator(CancellationToken enumeratorToken = default)
+        {
+            CancellationTokenSource? linked = null;
+            CancellationToken token = cancellationToken;
+            if (enumeratorToken.CanBeCanceled && enumeratorToken != cancellationToken)
+            {
+                if (cancellationToken.CanBeCanceled)
+                {
+                    linked = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, enumeratorToken);
+                    token = linked.Token;
+                }
+                else
+                {
+                    token = enumeratorToken;
+                }
+            }
+
+            return new ReaderEnumerator(reader, token, linked);
+        }
+    }
+
+    /// <summary>
+    /// An enumeration of <see cref="ChannelReader{T}.ReadAllAsync"/>, as a BCL reader's (a loop of
+    /// <c>WaitToReadAsync</c> and <c>TryRead</c>): it ends once the channel is closed and drained, throws
+    /// the close error itself, and checks its token before every item. It is the cell its own
+    /// <see cref="MoveNextAsync"/> returns, reused from one call to the next (the enumerator contract
+    /// allows one at a time).
+    /// </summary>
+    private sealed class ReaderEnumerator(ChanReader reader, CancellationToken cancellationToken, CancellationTokenSource? linked) : ReaderCell<bool>, IAsyncEnumerator<T>
+    {
+        private T _current = default!;
+
+        public T Current => _current;
+
+        public ValueTask<bool> MoveNextAsync()
+        {
+            if (cancellationToken.IsCancellationRequested)
+            {
+                return ValueTask.FromCanceled<bool>(cancellationToken);
+            }
+
+            if (reader.TryRead(out T? item))
+            {
+                _current = item;
+                return new ValueTask<bool>(true);
+            }
+
+            Job<ReceiveResult<T>> receive = reader.BeginReceive(cancellationToken);
+            short token = Version;
+            WaitFor(reader, receive);
+            return new ValueTask<bool>(this, token);
+        }
+
+        public ValueTask DisposeAsync()
+        {
+            linked?.Dispose();
+            return default;
+        }
+
+        private protected override void Deliver(T item, PerThread state)
+        {
+            _current = item;
+            Reader.Settled();
+            TrySetResult(true, state);
+        }
+
+        private protected override void NoItem(Exception? error, PerThread state)
+        {
+            Reader.Settled();
+            if (error is null)
+            {
+                TrySetResult(false, state);
+            }
+            else
+            {
+                TrySetException(error, state); // the close error itself, as a BCL reader's WaitToReadAsync loop throws it
+            }
+        }
+
+        internal override string Describe() => "await foreach over a channel's ChannelReader.ReadAllAsync";
+
+        private protected override void Release() => ResetViewCell(); // the reader stays: the next MoveNextAsync reads through it
+    }
+}
