@@ -171,14 +171,33 @@ internal sealed partial class ChanBridge<T>
     /// defers to the runtime's queue, and that a disposal finishing right then abandons, ends canceled
     /// with the item.</para>
     /// </remarks>
-    private abstract class ReaderCell<TResult> : ViewCell<TResult>
+    private abstract class ReaderCell<TResult> : ViewCell<TResult>, IParkedRead
     {
         private ChanReader _reader = null!;
         private Job<ReceiveResult<T>> _receive;
         private T _held = default!;
         private bool _hopping;
 
+        /// <summary>Whether the reader counts this cell's receive in its waiting reads (a read's, until the receive completed).</summary>
+        private bool _reading;
+
         private protected ChanReader Reader => _reader;
+
+        /// <summary>Starts the receive of a read (counted in the reader's waiting reads) and waits for it.</summary>
+        private protected void ReadFrom(ChanReader reader, CancellationToken cancellationToken)
+        {
+            Job<ReceiveResult<T>> receive = reader.BeginReceive(cancellationToken, read: true);
+            _reading = true;
+            WaitFor(reader, receive);
+        }
+
+        /// <summary>Whether the reader still counts this cell's receive as a waiting read; it no longer does once asked.</summary>
+        private protected bool TakeReading()
+        {
+            bool reading = _reading;
+            _reading = false;
+            return reading;
+        }
 
         /// <summary>Waits for <paramref name="receive"/>, which the reader counted this cell in flight for; handles it at once if it completed.</summary>
         private protected void WaitFor(ChanReader reader, Job<ReceiveResult<T>> receive)
@@ -187,7 +206,7 @@ internal sealed partial class ChanBridge<T>
             _receive = receive;
             if (receive._box is not { } box || box.IsCompletedNoThrow(receive._token))
             {
-                OnReceived(PerThread.Current); // nobody awaits the cell yet: no owner, no hop
+                OnReceived(PerThread.Current); // a wait that waits again may have a job registered: step 2 still looks
             }
             else
             {
@@ -227,13 +246,16 @@ internal sealed partial class ChanBridge<T>
 
             if (result.Ok)
             {
-                HandOver(result.Value, state);
+                OnItem(result.Value, state);
             }
             else
             {
                 NoItem(null, state);
             }
         }
+
+        /// <summary>The receive got an item (a wait first offers it to waiting reads).</summary>
+        private protected virtual void OnItem(T item, PerThread state) => HandOver(item, state);
 
         /// <summary>Step 2: delivers the item here, or carries it to its job's runtime, or gives it back.</summary>
         private protected void HandOver(T item, PerThread state)
@@ -247,6 +269,11 @@ internal sealed partial class ChanBridge<T>
 
             if (!RuntimeRegistry.RefusesResumes(owner) && RuntimeRegistry.Find(owner) is { } runtime)
             {
+                if (TakeReading())
+                {
+                    _reader.ReadEnded(); // the item travels on: the read no longer waits in the channel
+                }
+
                 _held = item;
                 _hopping = true;
                 runtime.ScheduleResume(this, state); // nothing may be touched after this
@@ -273,7 +300,7 @@ internal sealed partial class ChanBridge<T>
 
         private void GiveUp(T item, PerThread state)
         {
-            _reader.GiveBack(item);
+            _reader.GiveBack(item, TakeReading(), state);
             TrySetException(new OperationCanceledException("The job's runtime was disposed before the job could resume; the item it was handed went back to the channel."), state);
         }
 
@@ -285,6 +312,34 @@ internal sealed partial class ChanBridge<T>
 
         /// <summary>Whether <paramref name="error"/> is the channel's close error (not a cancellation of the read).</summary>
         private protected bool IsCloseError(Exception error) => ReferenceEquals(error, _reader.Channel.CloseError);
+
+        /// <summary>
+        /// For a read whose receive found the channel closed and drained (or closed with an error and
+        /// drained): the reader may still keep an item, or have one on its way (see
+        /// <c>ChanReader.CloseRead</c>); the read ends with the close only when it has not.
+        /// </summary>
+        private protected void ReadFoundClosed(PerThread state)
+        {
+            switch (_reader.CloseRead(this, TakeReading(), out T item))
+            {
+                case ClosedRead.Item:
+                    HandOver(item, state);
+                    break;
+                case ClosedRead.Closed:
+                    EndClosed(state);
+                    break;
+                default:
+                    break; // parked: TakeItem or EndClosed comes later
+            }
+        }
+
+        /// <summary>A parked read gets an item: handed over as one its receive got.</summary>
+        void IParkedRead.TakeItem(T item, PerThread state) => HandOver(item, state);
+
+        void IParkedRead.EndClosed(PerThread state) => EndClosed(state);
+
+        /// <summary>A read ends with the close (already settled in the reader); a wait never parks.</summary>
+        private protected virtual void EndClosed(PerThread state) => throw new InvalidOperationException("Only a read parks.");
 
         // Diagnostics only, a racy read: the receive is what the cell still waits for.
         internal override JobCell? AwaitedCell() => IsCompletedUnchecked ? null : _receive._box;
@@ -302,26 +357,37 @@ internal sealed partial class ChanBridge<T>
     {
         internal static ValueTask<T> Start(ChanReader reader, CancellationToken cancellationToken)
         {
-            Job<ReceiveResult<T>> receive = reader.BeginReceive(cancellationToken);
             ReadCell cell = BoxPool<ReadCell>.Shared.Rent() ?? new ReadCell();
             short token = cell.Version;
-            cell.WaitFor(reader, receive);
+            cell.ReadFrom(reader, cancellationToken);
             return new ValueTask<T>(cell, token);
         }
 
         private protected override void Deliver(T item, PerThread state)
         {
-            Reader.Settled(); // completes the reader's Completion now if that was the last item of a closed channel
+            Reader.Settled(TakeReading()); // completes the reader's Completion now if that was the last item of a closed channel
             TrySetResult(item, state);
         }
 
         private protected override void NoItem(Exception? error, PerThread state)
         {
-            Reader.Settled();
+            if (error is null || IsCloseError(error))
+            {
+                ReadFoundClosed(state);
+                return;
+            }
+
+            Reader.Settled(TakeReading());
+            TrySetException(error, state); // canceled
+        }
+
+        private protected override void EndClosed(PerThread state)
+        {
+            Exception? error = Reader.Channel.CloseError;
             TrySetException(
                 error is null ? ChanErrors.ForReceive()
-                : error is not OperationCanceledException && IsCloseError(error) ? ChanErrors.ForReceive(error) // a BCL reader's ReadAsync wraps the completion error
-                : error,
+                : error is OperationCanceledException ? error
+                : ChanErrors.ForReceive(error), // a BCL reader's ReadAsync wraps the completion error
                 state);
         }
 
@@ -335,27 +401,60 @@ internal sealed partial class ChanBridge<T>
     }
 
     /// <summary>A waiting <see cref="ChannelReader{T}.WaitToReadAsync"/>: the item it receives is kept by the reader.</summary>
+    /// <remarks>A wait behind which reads of the reader wait hands its item to them and waits again
+    /// (see <c>ChanReader</c>, "Serving a waiting read"), as a BCL wait stays pending while a waiting
+    /// read takes the item.</remarks>
     private sealed class WaitCell : ReaderCell<bool>
     {
+        private CancellationToken _token;
+
         internal static ValueTask<bool> Start(ChanReader reader, CancellationToken cancellationToken)
         {
-            Job<ReceiveResult<T>> receive = reader.BeginReceive(cancellationToken);
+            Job<ReceiveResult<T>> receive = reader.BeginReceive(cancellationToken, read: false);
             WaitCell cell = BoxPool<WaitCell>.Shared.Rent() ?? new WaitCell();
             short token = cell.Version;
+            cell._token = cancellationToken;
             cell.WaitFor(reader, receive);
             return new ValueTask<bool>(cell, token);
         }
 
+        private protected override void OnItem(T item, PerThread state)
+        {
+            switch (Reader.OfferToReads(item, out IParkedRead? parked))
+            {
+                case Offered.NoRead:
+                    HandOver(item, state);
+                    break;
+                case Offered.Kept:
+                    TrySetResult(true, state); // settled: the reader keeps the item
+                    break;
+                case Offered.ToParkedRead:
+                    parked!.TakeItem(item, state);
+                    WaitAgain();
+                    break;
+                default:
+                    WaitAgain();
+                    break;
+            }
+        }
+
+        /// <summary>The item went to a read: the wait goes on with a fresh receive, still counted in flight.</summary>
+        private void WaitAgain() => WaitFor(Reader, Reader.Channel.ReceiveOkAsync(_token));
+
         private protected override void Deliver(T item, PerThread state)
         {
-            Reader.Keep(item);
+            Reader.Keep(item, state);
             TrySetResult(true, state);
         }
 
         private protected override void NoItem(Exception? error, PerThread state)
         {
-            Reader.Settled();
-            if (error is null)
+            bool kept = Reader.WaitEnded();
+            if (kept && (error is null || IsCloseError(error)))
+            {
+                TrySetResult(true, state); // closed, but the reader still keeps an item (a BCL reader then says true)
+            }
+            else if (error is null)
             {
                 TrySetResult(false, state);
             }
@@ -369,6 +468,7 @@ internal sealed partial class ChanBridge<T>
 
         private protected override void Release()
         {
+            _token = default;
             ResetReaderCell();
             BoxPool<WaitCell>.Shared.Return(this);
         }
@@ -425,9 +525,8 @@ internal sealed partial class ChanBridge<T>
                 return new ValueTask<bool>(true);
             }
 
-            Job<ReceiveResult<T>> receive = reader.BeginReceive(cancellationToken);
             short token = Version;
-            WaitFor(reader, receive);
+            ReadFrom(reader, cancellationToken);
             return new ValueTask<bool>(this, token);
         }
 
@@ -440,20 +539,31 @@ internal sealed partial class ChanBridge<T>
         private protected override void Deliver(T item, PerThread state)
         {
             _current = item;
-            Reader.Settled();
+            Reader.Settled(TakeReading());
             TrySetResult(true, state);
         }
 
         private protected override void NoItem(Exception? error, PerThread state)
         {
-            Reader.Settled();
-            if (error is null)
+            if (error is null || IsCloseError(error))
             {
-                TrySetResult(false, state);
+                ReadFoundClosed(state);
+                return;
+            }
+
+            Reader.Settled(TakeReading());
+            TrySetException(error, state); // canceled
+        }
+
+        private protected override void EndClosed(PerThread state)
+        {
+            if (Reader.Channel.CloseError is { } error)
+            {
+                TrySetException(error, state); // the close error itself, as a BCL reader's WaitToReadAsync loop throws it
             }
             else
             {
-                TrySetException(error, state); // the close error itself, as a BCL reader's WaitToReadAsync loop throws it
+                TrySetResult(false, state);
             }
         }
 

@@ -4,6 +4,7 @@ using System.Runtime.CompilerServices;
 using System.Threading;
 using System.Threading.Channels;
 using System.Threading.Tasks;
+using Myriad.Coordination;
 
 namespace Myriad.Channels;
 
@@ -88,6 +89,27 @@ public sealed partial class Chan<T>
 
             channel.TryClose(null);
         }
+    }
+
+    /// <summary>
+    /// For the reader view, which passes on an item it keeps (see ChanBridge.Reader.cs): claims the
+    /// oldest waiting receiver that can run (the inline receiver first, as a send does; the claim skips
+    /// and cancels one whose job's runtime refuses resumes), or returns null when none waits or the
+    /// channel is closed. The caller must complete the receiver with an item (<see cref="IWaiter{T}.Complete"/>)
+    /// once it holds no lock. A waiting receiver means an empty buffer and no waiting sender
+    /// (invariants 1 and 2), so that item reaches it exactly as a send's would.
+    /// </summary>
+    internal IWaiter<T>? TryClaimWaitingReceiver()
+    {
+        IWaiter<T>? receiver = null;
+        _lock.Enter();
+        if (_closed is null)
+        {
+            receiver = TryClaimInlineReceiverLocked() ? this : _receivers.DequeueClaimable();
+        }
+
+        _lock.Exit();
+        return receiver;
     }
 
     /// <summary>After a close: a reader that exists may now be complete.</summary>
