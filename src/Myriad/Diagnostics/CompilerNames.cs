@@ -57,7 +57,6 @@ internal static class CompilerNames
         ["Adapters.Forward"] = "Job.AsValueTask",
         ["Job.ObserveAsync"] = "Job.WhenAny",
         ["Job.WhenAllCore"] = "Job.WhenAll",
-        ["SelectBuilder.AsJob.Await"] = "SelectBuilder.AsJob<T>",
         ["Chan.SendAllAsync.SendAllCoreAsync"] = "Chan<T>.SendAllAsync",
         ["ScopeCore.SpawnAsync.SpawnAfterSlotAsync"] = "JobScope.SpawnAsync",
         ["ScopeCore.WaitAsync.WaitSlowAsync"] = "JobScope.WaitAsync",
