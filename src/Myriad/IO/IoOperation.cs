@@ -23,36 +23,54 @@ namespace Myriad.IO;
 internal abstract class IoOperation<T> : SourceBox<T>, IIoWaiter
 {
     private CancellationTokenRegistration _cancellation;
+    private CancellationToken _cancellationToken;
     private IoRegistration? _registration;
     private bool _write;
+    private int _cancelRequested;
 
-    /// <summary>The protocol's Park steps 3 to 5, after a first attempt (made after reading <paramref name="seq"/>) would block.</summary>
+    /// <summary>
+    /// The protocol's Park steps 3 to 5, after a first attempt (made after reading <paramref name="seq"/>)
+    /// would block; with a cancelable token, the cancellation steps C1 and C2 (see
+    /// <see cref="IoRegistration"/>) are set up first.
+    /// </summary>
     internal Job<T> Park(IoRegistration registration, bool write, int seq, CancellationToken cancellationToken)
     {
         _registration = registration;
         _write = write;
+        _cancellationToken = cancellationToken;
+        _cancelRequested = 0;
         short token = Version;
-        registration.Park(write, this, seq);
         if (cancellationToken.CanBeCanceled)
         {
-            // After parking: a callback that ran earlier would find nothing to take back. A callback
-            // racing the completion loses the take-back and does nothing; the registration is
-            // dropped best-effort once completed (the instance is never reused, see the remarks).
-            _cancellation = cancellationToken.UnsafeRegister(static (s, t) => ((IoOperation<T>)s!).Cancel(t), this);
-            if (IsCompletedUnchecked)
-            {
-                _cancellation.Unregister();
-            }
+            // Before parking, so that the registration is in place before any other thread can own
+            // the operation (and unregister it in Finish). A callback that runs before the operation
+            // is in its slot (inline here, if the token is already canceled) records the request
+            // (C1) and finds nothing to take back (C2); parking then sees the request at its step 4
+            // and ends the operation. A callback racing the completion loses the take-back and does
+            // nothing; the instance is never reused (see the remarks), so a late one is harmless.
+            _cancellation = cancellationToken.UnsafeRegister(static s => ((IoOperation<T>)s!).Cancel(), this);
         }
 
+        registration.Park(write, this, seq);
         return new Job<T>(this, token);
     }
+
+    /// <summary>Whether a cancellation was requested (step C1 ran): read by parking at its step 4 and by every attempt.</summary>
+    public bool IsCancelRequested => Volatile.Read(ref _cancelRequested) != 0;
 
     public bool TryAttempt()
     {
         if (_registration!.AbortReason is { } reason)
         {
             Fail(reason);
+            return true;
+        }
+
+        if (IsCancelRequested)
+        {
+            // Whoever attempts owns the operation: a cancellation whose take-back (C2) lost the race
+            // with this owner ends the operation here rather than letting it park again.
+            Fail(ThrowHelper.Canceled(_cancellationToken));
             return true;
         }
 
@@ -106,13 +124,23 @@ internal abstract class IoOperation<T> : SourceBox<T>, IIoWaiter
         _cancellation.Unregister();
     }
 
-    private void Cancel(CancellationToken token)
+    /// <summary>The token's callback: steps C1 and C2 of the protocol (see <see cref="IoRegistration"/>).</summary>
+    private void Cancel()
     {
+        // C1. Record the request (interlocked: a full fence, before the slot is read in C2).
+        Interlocked.Exchange(ref _cancelRequested, 1);
+
+        // C2. Take the operation back. If it is not in its slot, it is complete, or another thread
+        //     owns it (an attempt in flight, a parking thread between its steps 3 and 5, a disposer):
+        //     that thread reads the request at its next attempt or at its step 4, and ends it.
         if (_registration!.TryTakeBack(_write, this))
         {
-            Fail(ThrowHelper.Canceled(token));
+            Fail(ThrowHelper.Canceled(_cancellationToken));
         }
     }
+
+    /// <summary>The token the operation was started with (default for a pooled one): an attempt checks it between sends.</summary>
+    private protected CancellationToken CancellationToken => _cancellationToken;
 
     /// <summary>The registration of the socket this operation is parked on.</summary>
     private protected IoRegistration Registration => _registration!;
@@ -127,6 +155,9 @@ internal abstract class IoOperation<T> : SourceBox<T>, IIoWaiter
                 return true;
             case AttemptOutcome.Failed:
                 Fail(failure!);
+                return true;
+            case AttemptOutcome.Canceled:
+                Fail(ThrowHelper.Canceled(CancellationToken));
                 return true;
             default:
                 return false;
@@ -161,7 +192,7 @@ internal sealed class WriteOperation(JobTcpConnection connection) : IoOperation<
 
     private protected override bool TryAttemptCore()
     {
-        AttemptOutcome outcome = SocketAttempt.Send(connection.Socket, _buffer.Span, Registration, out int sent, out Exception? failure);
+        AttemptOutcome outcome = SocketAttempt.Send(connection.Socket, _buffer.Span, Registration, CancellationToken, out int sent, out Exception? failure);
         _buffer = _buffer.Slice(sent);
         return Settle(outcome, default, failure);
     }

@@ -15,6 +15,12 @@ internal interface IIoWaiter
 
     /// <summary>Completes the pending operation with <paramref name="error"/> (disposal, driver shutdown, cancellation).</summary>
     void Fail(Exception error);
+
+    /// <summary>
+    /// Whether the operation's cancellation was requested (step C1): an owner that parks it reads
+    /// this at step 4 and takes it back, and its next attempt then ends it as canceled.
+    /// </summary>
+    bool IsCancelRequested { get; }
 }
 
 /// <summary>
@@ -28,21 +34,36 @@ internal interface IIoWaiter
 /// never missed by an operation that is about to park.</para>
 /// <para><b>Park (the operation's thread, <see cref="AttemptOrPark"/>).</b>
 /// 1. Read the direction's sequence number <c>s</c>.
-/// 2. Attempt the system call; if it did not block, the operation is complete: stop.
+/// 2. Attempt the system call (<see cref="IIoWaiter.TryAttempt"/>, which first ends the operation if
+///    the socket was aborted or its cancellation requested); if it did not block, the operation is
+///    complete: stop.
 /// 3. Publish the operation in the waiter slot (interlocked exchange: a full fence).
-/// 4. Re-read the sequence number. Unchanged: the driver will see the waiter at the next event; stop.
-/// 5. Changed: an event arrived since step 1, possibly before step 3 (the driver then found the slot
-///    empty). Take the operation back (compare-exchange); if that fails, the driver or a disposer
-///    already took it and owns it now: stop. Otherwise go to step 1.</para>
+/// 4. Re-read the sequence number and the operation's cancellation request. Sequence unchanged and no
+///    request: the driver will see the waiter at the next event, a canceller at C2; stop.
+/// 5. Changed, or cancellation requested: an event arrived since step 1, possibly before step 3 (the
+///    driver then found the slot empty), or a canceller ran C2 before step 3 (it then found the slot
+///    empty). Take the operation back (compare-exchange); if that fails, the driver, a canceller or
+///    a disposer already took it and owns it now: stop. Otherwise go to step 1.</para>
 /// <para><b>Event (the polling worker, <see cref="OnReady"/>).</b>
 /// 1. Increment the sequence number (interlocked: a full fence).
 /// 2. Exchange the waiter slot with null; if it held an operation, this thread owns it and runs the
 ///    park protocol for it (an event may be spurious, edge-triggered readiness can be stale).</para>
-/// <para>Why nothing is lost: the operation writes the slot then reads the sequence; the driver writes
+/// <para><b>Cancel (the token's callback, <c>IoOperation.Cancel</c>).</b>
+/// C1. Record the request in the operation (interlocked: a full fence).
+/// C2. Take the operation back from its slot (<see cref="TryTakeBack"/>, compare-exchange). If that
+///     succeeds, this thread owns it and ends it as canceled. If it fails, the operation is complete,
+///     or another thread owns it (the poller retrying it, its own thread between steps 3 and 5, a
+///     disposer): that owner reads the request at its next step 2 or step 4.</para>
+/// <para>Why no event is lost: the operation writes the slot then reads the sequence; the driver writes
 /// the sequence then reads the slot. With full fences on both sides, either the driver sees the
-/// waiter or the operation sees the new sequence number and retries. Only one thread ever owns a
-/// parked operation, because it leaves the slot only through an exchange or a successful
-/// compare-exchange. Disposal (<see cref="Abort"/>) is an event that fails the waiter instead.</para>
+/// waiter or the operation sees the new sequence number and retries. Why no cancellation is lost,
+/// the same way: the canceller writes the request then reads the slot; an owner that parks writes
+/// the slot then reads the request. Either the canceller finds the operation in the slot, or the
+/// owner sees the request, takes the operation back and ends it at its next attempt (a cancellation
+/// that comes while an attempt is in flight is therefore honoured when that attempt would block,
+/// instead of being parked again and forgotten). Only one thread ever owns a parked operation,
+/// because it leaves the slot only through an exchange or a successful compare-exchange. Disposal
+/// (<see cref="Abort"/>) is an event that fails the waiter instead.</para>
 /// </remarks>
 internal sealed class IoRegistration
 {
@@ -107,8 +128,9 @@ internal sealed class IoRegistration
     }
 
     /// <summary>
-    /// Takes a parked operation back out of its slot (cancellation); false when the driver or a
-    /// disposer took it first, which then completes it.
+    /// Step C2: takes a parked operation back out of its slot (cancellation); false when it is not
+    /// there (the driver, a disposer or its own parking thread holds it, and ends it after reading
+    /// the request recorded at C1; or it is complete).
     /// </summary>
     internal bool TryTakeBack(bool write, IIoWaiter op)
     {
@@ -146,6 +168,7 @@ internal sealed class IoRegistration
     /// <summary>Steps 3 to 5; false when the operation was taken back and must be attempted again.</summary>
     private static bool Publish(ref int sequence, ref IIoWaiter? slot, IIoWaiter op, int seq)
     {
+        // Step 3.
         IIoWaiter? previous = Interlocked.Exchange(ref slot, op);
         if (previous is not null && !ReferenceEquals(previous, op))
         {
@@ -154,11 +177,13 @@ internal sealed class IoRegistration
             throw new InvalidOperationException("Two operations waited on the same socket direction.");
         }
 
-        if (Volatile.Read(ref sequence) == seq)
+        // Step 4 (both reads after the exchange's fence).
+        if (Volatile.Read(ref sequence) == seq && !op.IsCancelRequested)
         {
             return true;
         }
 
+        // Step 5.
         return !ReferenceEquals(Interlocked.CompareExchange(ref slot, null, op), op);
     }
 }

@@ -70,7 +70,7 @@ public sealed partial class JobTcpConnection
             while (true)
             {
                 ThrowIfAborted(registration);
-                AttemptOutcome outcome = SocketAttempt.Send(Socket, buffer, registration, out int sent, out Exception? failure);
+                AttemptOutcome outcome = SocketAttempt.Send(Socket, buffer, registration, CancellationToken.None, out int sent, out Exception? failure);
                 buffer = buffer[sent..];
                 switch (outcome)
                 {

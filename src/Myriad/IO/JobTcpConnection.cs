@@ -252,7 +252,7 @@ public sealed partial class JobTcpConnection : IDisposable
         Exception? failure;
         try
         {
-            outcome = SocketAttempt.Send(Socket, buffer.Span, registration, out sent, out failure);
+            outcome = SocketAttempt.Send(Socket, buffer.Span, registration, cancellationToken, out sent, out failure);
         }
         catch (ObjectDisposedException disposed)
         {
@@ -263,7 +263,12 @@ public sealed partial class JobTcpConnection : IDisposable
         if (outcome != AttemptOutcome.WouldBlock)
         {
             EndWrite();
-            return outcome == AttemptOutcome.Done ? Job.CompletedJob : Job.FromException(failure!);
+            return outcome switch
+            {
+                AttemptOutcome.Done => Job.CompletedJob,
+                AttemptOutcome.Canceled => Job.FromCanceled(cancellationToken),
+                _ => Job.FromException(failure!),
+            };
         }
 
         buffer = buffer.Slice(sent);

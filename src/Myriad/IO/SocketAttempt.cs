@@ -1,5 +1,6 @@
 using System;
 using System.Net.Sockets;
+using System.Threading;
 
 namespace Myriad.IO;
 
@@ -14,6 +15,9 @@ internal enum AttemptOutcome : byte
 
     /// <summary>The socket is not ready: retry once it is.</summary>
     WouldBlock,
+
+    /// <summary>The operation's cancellation was requested between two sends (some bytes may have been sent).</summary>
+    Canceled,
 }
 
 /// <summary>
@@ -41,8 +45,11 @@ internal static class SocketAttempt
         return Judge(error, registration, out failure);
     }
 
-    /// <summary>Sends as much of <paramref name="buffer"/> as the socket takes; <paramref name="sent"/> counts the bytes sent, whatever the outcome.</summary>
-    internal static AttemptOutcome Send(Socket socket, ReadOnlySpan<byte> buffer, IoRegistration registration, out int sent, out Exception? failure)
+    /// <summary>
+    /// Sends as much of <paramref name="buffer"/> as the socket takes; <paramref name="sent"/> counts the
+    /// bytes sent, whatever the outcome. <paramref name="cancellationToken"/> is checked between sends.
+    /// </summary>
+    internal static AttemptOutcome Send(Socket socket, ReadOnlySpan<byte> buffer, IoRegistration registration, CancellationToken cancellationToken, out int sent, out Exception? failure)
     {
         sent = 0;
         while (true)
@@ -61,11 +68,19 @@ internal static class SocketAttempt
             }
 
             // A peer that drains as fast as this loop sends never makes it wait, and the socket's
-            // sends go on succeeding until the last one returns: a disposal is checked between sends.
+            // sends go on succeeding until the last one returns: a disposal and a cancellation are
+            // checked between sends (the latter only for promptness: the parking protocol does not
+            // lose a cancellation that comes during an attempt, see IoRegistration).
             if (registration.AbortReason is { } aborted)
             {
                 failure = aborted;
                 return AttemptOutcome.Failed;
+            }
+
+            if (cancellationToken.IsCancellationRequested)
+            {
+                failure = null;
+                return AttemptOutcome.Canceled;
             }
         }
     }
