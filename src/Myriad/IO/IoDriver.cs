@@ -132,11 +132,11 @@ internal sealed unsafe class IoDriver : IDisposable
 
     /// <summary>
     /// Removes a socket before it is closed (the caller closes it after this returns) and fails its
-    /// waiters with <paramref name="reason"/>.
+    /// waiters, and its later operations, for <paramref name="cause"/>.
     /// </summary>
-    internal void Deregister(IoRegistration registration, Exception reason)
+    internal void Deregister(IoRegistration registration, IoAbortCause cause)
     {
-        registration.Abort(reason);
+        registration.Abort(cause);
         if (!_disposed)
         {
             // Fails only if the driver closed the epoll descriptor meanwhile: nothing to remove then.
@@ -287,10 +287,9 @@ internal sealed unsafe class IoDriver : IDisposable
             }
         }
 
-        var reason = new ObjectDisposedException(nameof(Scheduling.MultiThreadRuntime), "The runtime that drives this socket's I/O was disposed.");
         foreach (IoRegistration registration in live)
         {
-            registration.Abort(reason);
+            registration.Abort(IoAbortCause.RuntimeDisposed);
         }
 
         // The workers have left, but the runtime's watchdog may be in a rescue poll (it polls when

@@ -60,7 +60,7 @@ internal abstract class IoOperation<T> : SourceBox<T>, IIoWaiter
 
     public bool TryAttempt()
     {
-        if (_registration!.AbortReason is { } reason)
+        if (_registration!.AbortError() is { } reason)
         {
             Fail(reason);
             return true;

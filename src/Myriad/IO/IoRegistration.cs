@@ -71,7 +71,7 @@ internal sealed class IoRegistration
     private int _writeSeq;
     private IIoWaiter? _reader;
     private IIoWaiter? _writer;
-    private Exception? _abort;
+    private IoAbortCause? _abort;
 
     internal IoRegistration(IoDriver driver, int fd)
     {
@@ -86,16 +86,21 @@ internal sealed class IoRegistration
     /// <summary>The token the driver put in the epoll data of this socket (slot and generation).</summary>
     internal ulong Token;
 
-    /// <summary>Set once by <see cref="Abort"/>: why every later operation fails.</summary>
-    internal Exception? AbortReason => Volatile.Read(ref _abort);
+    /// <summary>
+    /// Null until <see cref="Abort"/>; then a new exception saying why, on each call: every operation
+    /// that fails for the abort throws an instance of its own, as <see cref="System.Net.Sockets.Socket"/>'s
+    /// do (a shared one would gather every rethrow's stack frames, and concurrent throws would write
+    /// to it at once). Costs one volatile read while the socket is open.
+    /// </summary>
+    internal Exception? AbortError() => Volatile.Read(ref _abort)?.Create();
 
     /// <summary>
     /// What a failed system call on this socket reports: <paramref name="error"/>, unless the socket was
     /// aborted (disposed) meanwhile. Closing a socket while a call is using it makes .NET disconnect it
     /// to unblock the call, which then fails with ECONNABORTED, EPIPE or EINVAL (or reads an end) that
-    /// only the disposal caused; such a call reports the abort reason instead.
+    /// only the disposal caused; such a call reports the abort instead.
     /// </summary>
-    internal Exception Blame(Exception error) => AbortReason ?? error;
+    internal Exception Blame(Exception error) => AbortError() ?? error;
 
     /// <summary>Step 1 of Park for the caller's fast path, which makes its first attempt itself.</summary>
     internal int ReadSequence(bool write) => Volatile.Read(ref write ? ref _writeSeq : ref _readSeq);
@@ -139,18 +144,18 @@ internal sealed class IoRegistration
     }
 
     /// <summary>
-    /// Fails both directions' waiters, and every later operation, with <paramref name="reason"/>
-    /// (socket disposal, driver shutdown). An event for both directions as far as parking goes: an
-    /// operation between its steps 3 and 5 sees the new sequence, takes itself back and fails at
-    /// its next attempt, which checks <see cref="AbortReason"/> first.
+    /// Fails both directions' waiters, and every later operation, for <paramref name="cause"/> (socket
+    /// disposal, driver shutdown; the first cause stays). An event for both directions as far as
+    /// parking goes: an operation between its steps 3 and 5 sees the new sequence, takes itself back
+    /// and fails at its next attempt, which checks <see cref="AbortError"/> first.
     /// </summary>
-    internal void Abort(Exception reason)
+    internal void Abort(IoAbortCause cause)
     {
-        Interlocked.CompareExchange(ref _abort, reason, null);
+        Interlocked.CompareExchange(ref _abort, cause, null);
         Interlocked.Increment(ref _readSeq);
         Interlocked.Increment(ref _writeSeq);
-        Interlocked.Exchange(ref _reader, null)?.Fail(_abort!);
-        Interlocked.Exchange(ref _writer, null)?.Fail(_abort!);
+        Interlocked.Exchange(ref _reader, null)?.Fail(_abort!.Create());
+        Interlocked.Exchange(ref _writer, null)?.Fail(_abort!.Create());
     }
 
     private static void AttemptOrPark(ref int sequence, ref IIoWaiter? slot, IIoWaiter op)
@@ -186,4 +191,32 @@ internal sealed class IoRegistration
         // Step 5.
         return !ReferenceEquals(Interlocked.CompareExchange(ref slot, null, op), op);
     }
+}
+
+/// <summary>
+/// Why a registration was aborted: the information of the <see cref="ObjectDisposedException"/> that
+/// each operation failing for it gets, as a new instance (<see cref="IoRegistration.AbortError"/>).
+/// </summary>
+internal sealed class IoAbortCause
+{
+    /// <summary>The connection was disposed.</summary>
+    internal static readonly IoAbortCause ConnectionDisposed = new("JobTcpConnection", message: null);
+
+    /// <summary>The listener was disposed.</summary>
+    internal static readonly IoAbortCause ListenerDisposed = new("JobTcpListener", message: null);
+
+    /// <summary>The runtime, and with it the driver, was disposed.</summary>
+    internal static readonly IoAbortCause RuntimeDisposed = new("MultiThreadRuntime", "The runtime that drives this socket's I/O was disposed.");
+
+    private readonly string _objectName;
+    private readonly string? _message;
+
+    private IoAbortCause(string objectName, string? message)
+    {
+        _objectName = objectName;
+        _message = message;
+    }
+
+    /// <summary>A new exception for one failing operation.</summary>
+    internal ObjectDisposedException Create() => _message is null ? new(_objectName) : new(_objectName, _message);
 }

@@ -92,7 +92,7 @@ public sealed partial class JobTcpConnection
 
     private static void ThrowIfAborted(IoRegistration registration)
     {
-        if (registration.AbortReason is { } reason)
+        if (registration.AbortError() is { } reason)
         {
             ExceptionDispatchInfo.Throw(reason);
         }

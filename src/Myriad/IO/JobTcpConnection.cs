@@ -191,7 +191,7 @@ public sealed partial class JobTcpConnection : IDisposable
         }
 
         int seq = registration.ReadSequence(write: false);
-        if (registration.AbortReason is { } reason)
+        if (registration.AbortError() is { } reason)
         {
             EndRead();
             return Job.FromException<int>(reason);
@@ -241,7 +241,7 @@ public sealed partial class JobTcpConnection : IDisposable
         }
 
         int seq = registration.ReadSequence(write: true);
-        if (registration.AbortReason is { } reason)
+        if (registration.AbortError() is { } reason)
         {
             EndWrite();
             return Job.FromException(reason);
@@ -305,7 +305,7 @@ public sealed partial class JobTcpConnection : IDisposable
 
         // Deregistered before the close, so that the descriptor number, once reused by the kernel,
         // cannot receive this socket's events.
-        _registration?.Driver.Deregister(_registration, new ObjectDisposedException(nameof(JobTcpConnection)));
+        _registration?.Driver.Deregister(_registration, IoAbortCause.ConnectionDisposed);
         Socket.Dispose();
     }
 

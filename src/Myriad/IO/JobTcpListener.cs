@@ -97,7 +97,7 @@ public sealed class JobTcpListener : IDisposable
         }
 
         int seq = registration.ReadSequence(write: false);
-        if (registration.AbortReason is { } reason)
+        if (registration.AbortError() is { } reason)
         {
             EndAccept();
             return Job.FromException<JobTcpConnection>(reason);
@@ -120,7 +120,7 @@ public sealed class JobTcpListener : IDisposable
             return;
         }
 
-        _registration?.Driver.Deregister(_registration, new ObjectDisposedException(nameof(JobTcpListener)));
+        _registration?.Driver.Deregister(_registration, IoAbortCause.ListenerDisposed);
         _socket.Dispose();
     }
 

@@ -38,7 +38,7 @@ internal static class SocketAttempt
         received = socket.Receive(buffer, SocketFlags.None, out SocketError error);
         if (error == SocketError.Success)
         {
-            failure = received == 0 && !buffer.IsEmpty ? registration.AbortReason : null;
+            failure = received == 0 && !buffer.IsEmpty ? registration.AbortError() : null;
             return failure is null ? AttemptOutcome.Done : AttemptOutcome.Failed;
         }
 
@@ -71,7 +71,7 @@ internal static class SocketAttempt
             // sends go on succeeding until the last one returns: a disposal and a cancellation are
             // checked between sends (the latter only for promptness: the parking protocol does not
             // lose a cancellation that comes during an attempt, see IoRegistration).
-            if (registration.AbortReason is { } aborted)
+            if (registration.AbortError() is { } aborted)
             {
                 failure = aborted;
                 return AttemptOutcome.Failed;
