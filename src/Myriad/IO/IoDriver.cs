@@ -131,13 +131,15 @@ internal sealed unsafe class IoDriver : IDisposable
     }
 
     /// <summary>
-    /// Removes a socket before it is closed (the caller closes it after this returns) and fails its
-    /// waiters, and its later operations, for <paramref name="cause"/>.
+    /// Fails a socket's waiters, and its later operations, for <paramref name="cause"/>; removes it from
+    /// epoll if <paramref name="removeFromEpoll"/> (only while its descriptor is certainly still open:
+    /// the caller closes it after this returns, or holds a reference on its handle, see
+    /// <see cref="IoRegistrationReleaser"/>); and frees its slot.
     /// </summary>
-    internal void Deregister(IoRegistration registration, IoAbortCause cause)
+    internal void Deregister(IoRegistration registration, IoAbortCause cause, bool removeFromEpoll)
     {
         registration.Abort(cause);
-        if (!_disposed)
+        if (removeFromEpoll && !_disposed)
         {
             // Fails only if the driver closed the epoll descriptor meanwhile: nothing to remove then.
             LinuxNative.Control(_epfd, LinuxNative.EpollCtlDel, registration.Fd, 0, 0);

@@ -32,6 +32,7 @@ namespace Myriad.IO;
 public sealed partial class JobTcpConnection : IDisposable
 {
     private readonly IoRegistration? _registration;
+    private readonly IoRegistrationReleaser? _releaser;
     private readonly ReadOperation? _read;
     private readonly WriteOperation? _write;
     private int _readBusy;
@@ -46,12 +47,16 @@ public sealed partial class JobTcpConnection : IDisposable
         {
             socket.Blocking = false;
             _registration = driver.Register((int)socket.Handle);
+            _releaser = new IoRegistrationReleaser(_registration, socket.SafeHandle, IoAbortCause.ConnectionDisposed);
             _read = new ReadOperation(this);
             _write = new WriteOperation(this);
         }
     }
 
     internal Socket Socket { get; }
+
+    /// <summary>The hold on the driver registration (driver path only): tests play its finalizer.</summary>
+    internal IoRegistrationReleaser? RegistrationReleaser => _releaser;
 
     /// <summary>Whether this connection is driven by the runtime's I/O driver (false: BCL asynchronous sockets).</summary>
     public bool UsesIoDriver => _registration is not null;
@@ -304,8 +309,9 @@ public sealed partial class JobTcpConnection : IDisposable
         }
 
         // Deregistered before the close, so that the descriptor number, once reused by the kernel,
-        // cannot receive this socket's events.
-        _registration?.Driver.Deregister(_registration, IoAbortCause.ConnectionDisposed);
+        // cannot receive this socket's events. A connection dropped undisposed is deregistered by
+        // the releaser's finalizer instead (its socket's finalizer closes the descriptor).
+        _releaser?.Release();
         Socket.Dispose();
     }
 

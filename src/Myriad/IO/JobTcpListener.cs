@@ -24,6 +24,7 @@ public sealed class JobTcpListener : IDisposable
     private readonly Socket _socket;
     private readonly IoDriver? _driver;
     private readonly IoRegistration? _registration;
+    private readonly IoRegistrationReleaser? _releaser;
     private int _acceptBusy;
     private int _disposed;
 
@@ -35,6 +36,7 @@ public sealed class JobTcpListener : IDisposable
         {
             socket.Blocking = false;
             _registration = driver.Register((int)socket.Handle);
+            _releaser = new IoRegistrationReleaser(_registration, socket.SafeHandle, IoAbortCause.ListenerDisposed);
         }
     }
 
@@ -120,7 +122,7 @@ public sealed class JobTcpListener : IDisposable
             return;
         }
 
-        _registration?.Driver.Deregister(_registration, IoAbortCause.ListenerDisposed);
+        _releaser?.Release(); // see JobTcpConnection.Dispose
         _socket.Dispose();
     }
 

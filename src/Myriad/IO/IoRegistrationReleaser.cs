@@ -1,0 +1,91 @@
+using System;
+using System.Net.Sockets;
+using System.Threading;
+
+namespace Myriad.IO;
+
+/// <summary>
+/// A connection's or listener's hold on its socket's <see cref="IoRegistration"/>: released by the
+/// owner's <c>Dispose</c>, or by this object's finalizer when the owner was dropped undisposed.
+/// </summary>
+/// <remarks>
+/// <para><b>Why a separate object.</b> The driver's slot table roots every registration, so the
+/// registration must not reference its owner (it does not: only a parked operation does, and a
+/// socket with a parked operation is in use, not dropped). This object is referenced by the owner
+/// alone, and becomes unreachable with it; its finalizer keeps the owner's graph out of the
+/// finalization queue, and the BCL path, which has no registration, allocates none.</para>
+/// <para><b>Descriptor reuse.</b> The socket's own finalizer may close the descriptor before this
+/// one runs (the order of finalizers is not fixed), and the kernel may give the same number to a new
+/// socket, registered under a new token. An <c>EPOLL_CTL_DEL</c> by number would then remove the new
+/// socket from epoll, and its operations would wait for good. So the finalizer:
+/// 1. Takes a reference on the socket's handle (<see cref="System.Runtime.InteropServices.SafeHandle.DangerousAddRef"/>).
+///    If that fails, the handle is closed: closing the last descriptor of the socket removed it
+///    from epoll already, and the number is not this socket's any more: skip the removal.
+/// 2. Otherwise the descriptor stays this socket's until step 4: remove it from epoll.
+/// 3. Abort the registration and free its slot (a new generation): an event of the old socket still
+///    queued, or still coming (a forked child may hold the descriptor a while, before its exec
+///    closes it), carries the old token and is dropped by <see cref="IoDriver.Dispatch"/>.
+/// 4. Release the reference (closing the descriptor if the socket was disposed meanwhile).
+/// Nothing here ever names the descriptor after it may have been closed, and events reach a
+/// registration by token, never by number: a new socket with a reused number never meets the old
+/// registration.</para>
+/// </remarks>
+internal sealed class IoRegistrationReleaser
+{
+    private readonly IoRegistration _registration;
+    private readonly SafeSocketHandle _handle;
+    private readonly IoAbortCause _cause;
+    private int _released;
+
+    internal IoRegistrationReleaser(IoRegistration registration, SafeSocketHandle handle, IoAbortCause cause)
+    {
+        _registration = registration;
+        _handle = handle;
+        _cause = cause;
+    }
+
+    ~IoRegistrationReleaser() => ReleaseAbandoned();
+
+    /// <summary>The owner's <c>Dispose</c>: deregisters while the socket is still open (the owner closes it after this returns).</summary>
+    internal void Release()
+    {
+        if (Interlocked.Exchange(ref _released, 1) != 0)
+        {
+            return;
+        }
+
+        GC.SuppressFinalize(this);
+        _registration.Driver.Deregister(_registration, _cause, removeFromEpoll: true);
+    }
+
+    /// <summary>The finalizer's steps 1 to 4 (see the remarks); internal for tests.</summary>
+    internal void ReleaseAbandoned()
+    {
+        if (Interlocked.Exchange(ref _released, 1) != 0)
+        {
+            return;
+        }
+
+        bool added = false;
+        try
+        {
+            try
+            {
+                _handle.DangerousAddRef(ref added); // step 1
+            }
+            catch (ObjectDisposedException)
+            {
+                // Closed: the kernel removed it from epoll, and the number may be another socket's.
+            }
+
+            _registration.Driver.Deregister(_registration, _cause, removeFromEpoll: added); // steps 2 and 3
+        }
+        finally
+        {
+            if (added)
+            {
+                _handle.DangerousRelease(); // step 4
+            }
+        }
+    }
+}
