@@ -310,6 +310,22 @@ internal sealed partial class ChanBridge<T>
         /// <summary>The receive ended without an item: <paramref name="error"/> is null at a clean close, else the close error or the cancellation.</summary>
         private protected abstract void NoItem(Exception? error, PerThread state);
 
+        /// <summary>
+        /// <see cref="NoItem"/> of a read that yields items (a read, an enumeration): a close ends it as
+        /// <see cref="ReadFoundClosed"/> says, a cancellation fails it.
+        /// </summary>
+        private protected void ReadEndedWithoutItem(Exception? error, PerThread state)
+        {
+            if (error is null || IsCloseError(error))
+            {
+                ReadFoundClosed(state);
+                return;
+            }
+
+            Reader.Settled(TakeReading());
+            TrySetException(error, state); // canceled
+        }
+
         /// <summary>Whether <paramref name="error"/> is the channel's close error (not a cancellation of the read).</summary>
         private protected bool IsCloseError(Exception error) => ReferenceEquals(error, _reader.Channel.CloseError);
 
@@ -369,17 +385,7 @@ internal sealed partial class ChanBridge<T>
             TrySetResult(item, state);
         }
 
-        private protected override void NoItem(Exception? error, PerThread state)
-        {
-            if (error is null || IsCloseError(error))
-            {
-                ReadFoundClosed(state);
-                return;
-            }
-
-            Reader.Settled(TakeReading());
-            TrySetException(error, state); // canceled
-        }
+        private protected override void NoItem(Exception? error, PerThread state) => ReadEndedWithoutItem(error, state);
 
         private protected override void EndClosed(PerThread state)
         {
@@ -480,21 +486,7 @@ internal sealed partial class ChanBridge<T>
         /// <summary>An enumerator whose token is the one given to ReadAllAsync, this one, or both linked (as a BCL async iterator's).</summary>
         public IAsyncEnumerator<T> GetAsyncEnumerator(CancellationToken enumeratorToken = default)
         {
-            CancellationTokenSource? linked = null;
-            CancellationToken token = cancellationToken;
-            if (enumeratorToken.CanBeCanceled && enumeratorToken != cancellationToken)
-            {
-                if (cancellationToken.CanBeCanceled)
-                {
-                    linked = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, enumeratorToken);
-                    token = linked.Token;
-                }
-                else
-                {
-                    token = enumeratorToken;
-                }
-            }
-
+            CancellationToken token = EnumerationTokens.Combine(cancellationToken, enumeratorToken, out CancellationTokenSource? linked);
             return new ReaderEnumerator(reader, token, linked);
         }
     }
@@ -543,17 +535,7 @@ internal sealed partial class ChanBridge<T>
             TrySetResult(true, state);
         }
 
-        private protected override void NoItem(Exception? error, PerThread state)
-        {
-            if (error is null || IsCloseError(error))
-            {
-                ReadFoundClosed(state);
-                return;
-            }
-
-            Reader.Settled(TakeReading());
-            TrySetException(error, state); // canceled
-        }
+        private protected override void NoItem(Exception? error, PerThread state) => ReadEndedWithoutItem(error, state);
 
         private protected override void EndClosed(PerThread state)
         {

@@ -68,20 +68,7 @@ public sealed class ChanRange<T> : JobBox<bool>, IAsyncEnumerable<T>, IAsyncEnum
     /// given to <see cref="Chan{T}.ReadAllAsync"/>.</param>
     public ChanRange<T> GetAsyncEnumerator(CancellationToken cancellationToken = default)
     {
-        CancellationTokenSource? linked = null;
-        CancellationToken token = _token;
-        if (cancellationToken.CanBeCanceled && cancellationToken != _token)
-        {
-            if (_token.CanBeCanceled)
-            {
-                linked = CancellationTokenSource.CreateLinkedTokenSource(_token, cancellationToken);
-                token = linked.Token;
-            }
-            else
-            {
-                token = cancellationToken;
-            }
-        }
+        CancellationToken token = EnumerationTokens.Combine(_token, cancellationToken, out CancellationTokenSource? linked);
 
         if (linked is null && token == _token && Interlocked.Exchange(ref _enumerated, 1) == 0)
         {

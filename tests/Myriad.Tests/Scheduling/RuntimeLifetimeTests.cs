@@ -16,29 +16,7 @@ public sealed class RuntimeLifetimeTests
         // held the runtime itself for that, until its next spawn or wait: forever on a thread that
         // never came back. The metrics' retired list also held the last disposed runtime until a
         // later registration or collection refreshed it.
-        WeakReference disposed = null!;
-        using var checkedIt = new ManualResetEventSlim();
-        var user = new Thread(() =>
-        {
-            disposed = SpawnDetachedThenDispose();
-            checkedIt.Wait(); // the thread outlives the check, as a pool thread would
-        });
-        user.Start();
-        while (disposed is null)
-        {
-            Thread.Sleep(10);
-        }
-
-        for (int i = 0; i < 3; i++)
-        {
-            GC.Collect();
-            GC.WaitForPendingFinalizers();
-        }
-
-        bool alive = disposed.IsAlive;
-        checkedIt.Set();
-        user.Join();
-        Assert.False(alive, "the disposed runtime is still reachable");
+        AssertCollectableWhileTheThreadLives(SpawnDetachedThenDispose);
     }
 
     [Theory]
@@ -48,12 +26,21 @@ public sealed class RuntimeLifetimeTests
     {
         // Run drives the runtime from the calling thread, and its wait for the job was bound to
         // the runtime's driver; the thread kept that waiter for its next wait, and the runtime with it.
+        AssertCollectableWhileTheThreadLives(() => RunThenDispose(deterministic));
+    }
+
+    /// <summary>
+    /// Runs <paramref name="useAndDispose"/> on a thread that stays alive (as a pool thread would)
+    /// while the runtime it disposed is checked for reachability.
+    /// </summary>
+    private static void AssertCollectableWhileTheThreadLives(Func<WeakReference> useAndDispose)
+    {
         WeakReference disposed = null!;
         using var checkedIt = new ManualResetEventSlim();
         var user = new Thread(() =>
         {
-            disposed = RunThenDispose(deterministic);
-            checkedIt.Wait(); // the thread outlives the check
+            Volatile.Write(ref disposed, useAndDispose());
+            checkedIt.Wait();
         });
         user.Start();
         while (Volatile.Read(ref disposed) is null)
