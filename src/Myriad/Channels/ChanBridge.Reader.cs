@@ -328,8 +328,8 @@ internal sealed partial class ChanBridge<T>
 
         /// <summary>
         /// A cell settles by giving its item back (its job can no longer run): to a parked read, else to
-        /// the channel (a waiting receiver, the front of the buffer, or a sender's place), else, on a
-        /// closed channel with no room, to the front of what the reader keeps. Never dropped.
+        /// an open channel (a waiting receiver, the front of the buffer, or a sender's place), else, on
+        /// a closed channel, to the front of what the reader keeps. Never dropped.
         /// </summary>
         internal void GiveBack(T item, bool readEnded, PerThread state)
         {
@@ -339,16 +339,27 @@ internal sealed partial class ChanBridge<T>
                 _parked.TryDequeue(out parked);
             }
 
-            if (parked is not null)
-            {
-                parked.TakeItem(item, state);
-            }
-            else if (!channel.TryGiveBack(item))
+            // 1. A parked read takes it. 2. Else an open channel takes it back. 3. Else (closed) the
+            // reader keeps it, where a read that found the channel closed looks (CloseRead): back in
+            // a closed channel's buffer, a read whose receive already saw "closed and drained" would
+            // end closed with the item still there. Step 3 looks for a parked read again under the
+            // same lock as the keep: one may have parked after step 1, while this cell still counted
+            // as in flight, and kept items are handed only to reads that come later, so it would
+            // wait for good.
+            if (parked is null && !channel.TryGiveBack(item, onlyIfOpen: true))
             {
                 lock (_gate)
                 {
-                    _kept.EnqueueFront(item);
+                    if (!_parked.TryDequeue(out parked))
+                    {
+                        _kept.EnqueueFront(item);
+                    }
                 }
+            }
+
+            if (parked is not null)
+            {
+                parked.TakeItem(item, state);
             }
 
             Settled(readEnded); // after the item is back: whoever sees the cell settled sees the item

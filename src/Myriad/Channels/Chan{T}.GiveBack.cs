@@ -22,11 +22,20 @@ public sealed partial class Chan<T>
     /// <see cref="GiveBack"/> that tells whether the channel took the item back: false, with the item
     /// left to the caller, where <see cref="GiveBack"/> drops it (closed, and no room in the buffer).
     /// </summary>
-    internal bool TryGiveBack(T item)
+    /// <param name="item">The item.</param>
+    /// <param name="onlyIfOpen">True: refuse (return false) once the channel is closed, even with room
+    /// in the buffer, so the caller keeps the item where its own readers look.</param>
+    internal bool TryGiveBack(T item, bool onlyIfOpen = false)
     {
         IWaiter<T>? receiver = null;
         bool kept = true;
         _lock.Enter();
+        if (onlyIfOpen && _closed is not null)
+        {
+            _lock.Exit();
+            return false;
+        }
+
         if (_closed is null && TryClaimInlineReceiverLocked())
         {
             receiver = this;
