@@ -29,6 +29,7 @@ public sealed class Ticker : IDisposable
         {
             throw new ArgumentOutOfRangeException(nameof(period), period, "A ticker's period must be positive and at most about 49.7 days (2^32 - 2 milliseconds).");
         }
+
         Period = period;
         _sender = new TimeSender(_channel, period);
         _sender.Start(period);

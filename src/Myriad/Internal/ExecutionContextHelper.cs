@@ -196,17 +196,9 @@ internal static class ExecutionContextHelper
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal static void RestoreAfterInlineRun(PerThread state, SynchronizationContext? sync)
     {
-        if (Direct)
+        if (!ReferenceEquals(CurrentSynchronizationContext(state), sync))
         {
-            ref SynchronizationContext? current = ref SyncContextOf(state.Thread);
-            if (!ReferenceEquals(current, sync))
-            {
-                current = sync;
-            }
-        }
-        else if (!ReferenceEquals(SynchronizationContext.Current, sync))
-        {
-            SynchronizationContext.SetSynchronizationContext(sync);
+            RestoreSynchronizationContext(state, sync);
         }
 
         RestoreDefaultIfChanged(state);
