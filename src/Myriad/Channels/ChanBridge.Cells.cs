@@ -3,7 +3,6 @@ using System.Collections.Generic;
 using System.Threading;
 using System.Threading.Channels;
 using System.Threading.Tasks;
-using System.Threading.Tasks.Sources;
 using Myriad.Internal;
 using Myriad.Jobs;
 using Myriad.Scheduling;
@@ -41,50 +40,14 @@ internal sealed partial class ChanBridge<T>
     /// job is still running towards its suspension; <see cref="ReaderCell{TResult}"/> covers that window
     /// for an item. A send needs nothing there: its item went to a receiver that runs.</para>
     /// </remarks>
-    private abstract class ViewCell<TResult> : JobBox<TResult>, IValueTaskSource<TResult>, IValueTaskSource
+    private abstract class ViewCell<TResult> : SourceBox<TResult>
     {
-        ValueTaskSourceStatus IValueTaskSource<TResult>.GetStatus(short token) => GetStatusCore(token);
-
-        ValueTaskSourceStatus IValueTaskSource.GetStatus(short token) => GetStatusCore(token);
-
-        private ValueTaskSourceStatus GetStatusCore(short token)
+        /// <summary>Step 1 of the owner protocol; the rest is <c>SourceBox</c>'s registration of a <c>ValueTask</c>'s continuation (step 3).</summary>
+        private protected override void JobRegistering(short token)
         {
-            if (!IsCompleted(token))
-            {
-                return ValueTaskSourceStatus.Pending;
-            }
-
-            Exception? error = ErrorUnchecked;
-            return error is null ? ValueTaskSourceStatus.Succeeded
-                : error is OperationCanceledException ? ValueTaskSourceStatus.Canceled
-                : ValueTaskSourceStatus.Faulted;
+            ValidateToken(token); // a stale ValueTask must not set the owner of the cell's next use
+            _ownerRuntime = SchedulerContext.RuntimeIdOf(PerThread.Current);
         }
-
-        void IValueTaskSource<TResult>.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags) =>
-            OnCompletedFromValueTask(continuation, state, token, flags);
-
-        void IValueTaskSource.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags) =>
-            OnCompletedFromValueTask(continuation, state, token, flags);
-
-        /// <summary>Steps 1 and 3 of the owner protocol (the rest as <c>SourceBox</c> registers a <c>ValueTask</c>'s continuation).</summary>
-        private void OnCompletedFromValueTask(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
-        {
-            ValidateToken(token);
-            if (ForeignAwait.OfValueTaskContinuation(continuation, state) is { } job)
-            {
-                _ownerRuntime = SchedulerContext.RuntimeIdOf(PerThread.Current);
-                job.RegisteringOn(this); // what the job waits on, for the live-job dump and the deadlock check
-                OnCompleted(job, token);
-            }
-            else
-            {
-                OnCompleted(ForeignContinuation.Create(continuation, state, flags), token);
-            }
-        }
-
-        TResult IValueTaskSource<TResult>.GetResult(short token) => GetResult(token);
-
-        void IValueTaskSource.GetResult(short token) => GetResult(token);
 
         /// <summary>Resets the cell for its next use (version incremented: the old <c>ValueTask</c> goes stale) and forgets its owner.</summary>
         private protected void ResetViewCell()

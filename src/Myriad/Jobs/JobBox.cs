@@ -130,6 +130,7 @@ internal abstract class SourceBox<T> : JobBox<T>, IValueTaskSource<T>, IValueTas
     {
         if (ForeignAwait.OfValueTaskContinuation(continuation, state) is { } job)
         {
+            JobRegistering(token);
             job.RegisteringOn(this); // what the job waits on, for the live-job dump and the deadlock check
             OnCompleted(job, token);
         }
@@ -137,6 +138,15 @@ internal abstract class SourceBox<T> : JobBox<T>, IValueTaskSource<T>, IValueTas
         {
             OnCompleted(ForeignContinuation.Create(continuation, state, flags), token);
         }
+    }
+
+    /// <summary>
+    /// Called when a job is about to register its resume through a <c>ValueTask</c> of this cell,
+    /// before it registers: a cell that must know the awaiting job's runtime records it here (the
+    /// channel views, see <c>ChanBridge.ViewCell</c>). Nothing by default.
+    /// </summary>
+    private protected virtual void JobRegistering(short token)
+    {
     }
 
     T IValueTaskSource<T>.GetResult(short token) => GetResult(token);
