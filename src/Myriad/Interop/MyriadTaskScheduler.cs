@@ -30,7 +30,15 @@ internal sealed class MyriadTaskScheduler(JobRuntime runtime) : TaskScheduler
 
     protected override bool TryExecuteTaskInline(Task task, bool taskWasPreviouslyQueued)
     {
-        if (SchedulerContext.Current?.Runtime != runtime)
+        SchedulerContext? context = SchedulerContext.Current;
+        if (context is { IsLent: true } && context.Runtime == runtime)
+        {
+            // A plain thread lent for one job's synchronous stretch runs that job only: the task
+            // stays queued (or is queued now) for the workers.
+            return false;
+        }
+
+        if (context?.Runtime != runtime)
         {
             // A thread outside a single-threaded runtime blocks on one of its tasks: nothing runs it
             // while nobody drives the runtime, so this thread drives it until the task ran (here or

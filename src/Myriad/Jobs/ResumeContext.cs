@@ -57,8 +57,8 @@ internal sealed class ResumeContext : SynchronizationContext
 
     /// <summary>
     /// The context to show while <paramref name="awaiter"/> registers a job on a runtime: this one
-    /// for a task awaiter of an asynchronously-continuing task, or of any task on a deterministic
-    /// runtime; else null.
+    /// for a task awaiter of an asynchronously-continuing task, or of any task on a context that
+    /// queues resumes (a deterministic runtime's driver, a lent thread); else null.
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal static SynchronizationContext? For<TAwaiter>(ref TAwaiter awaiter, PerThread state)

@@ -73,10 +73,14 @@ internal static class Trampoline
     {
         // On a deterministic runtime's driving thread a wake-up is a queued step, so that the seed
         // picks whether the waker or the woken job goes on first (see SchedulerContext.QueuesResumes).
+        // On a thread lent for one job's synchronous stretch (a guest), a woken job goes to the
+        // workers: the thread was lent for that job only. What runs none of the runtime's code (a
+        // blocked thread's wake-up, a task's completion) may still run there.
         // Elsewhere this costs two loads and a branch per dispatch.
-        if (state.Context is { QueuesResumes: true } deterministic && continuation is WorkItem resumed)
+        if (state.Context is { QueuesResumes: true } queuing && continuation is WorkItem resumed
+            && !(queuing.IsLent && resumed.WakesOutside(queuing.Runtime)))
         {
-            deterministic.DeferLocal(resumed);
+            queuing.DeferLocal(resumed);
             return;
         }
 

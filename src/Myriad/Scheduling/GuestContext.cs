@@ -11,11 +11,18 @@ namespace Myriad.Scheduling;
 /// runtime's queue. Once the job suspends, its continuations run on the workers as usual.
 /// </summary>
 /// <remarks>
-/// Stateless apart from its runtime, so one instance serves every guest thread; a nested blocking
-/// wait inside such a job does not run other runtime work (the guest thread is not a worker), it
-/// sleeps through <see cref="BlockingWaiter"/>'s monitor path.
+/// <para>The thread is lent for that one job, not to the runtime at large
+/// (<see cref="SchedulerContext.IsLent"/>): another job that this job wakes (a promise it
+/// completes, a channel item it hands over, a lock it releases) is queued to the workers instead of
+/// resuming inline here, and so is a task of the runtime's <c>TaskScheduler</c> that the TPL would
+/// inline. Run inline, their code would run on the caller's thread, maybe a request thread doing
+/// sync-over-async, before the completing call even returned.</para>
+/// <para>Stateless apart from its runtime, so one instance serves every guest thread. A nested
+/// blocking wait inside such a job runs a spawned job that no worker has started yet, as the outer
+/// wait did (it extends the same synchronous stretch); otherwise it runs no other runtime work (the
+/// guest thread is not a worker) and sleeps through <see cref="BlockingWaiter"/>'s monitor path.</para>
 /// </remarks>
-internal sealed class GuestContext(MultiThreadRuntime runtime) : SchedulerContext(runtime)
+internal sealed class GuestContext(MultiThreadRuntime runtime) : SchedulerContext(runtime, lent: true)
 {
     internal override JobRuntime Runtime => runtime;
 

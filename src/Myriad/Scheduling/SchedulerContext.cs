@@ -13,7 +13,7 @@ namespace Myriad.Scheduling;
 /// and is never shared: every method here is called on the owning thread only, except
 /// <see cref="Wake"/>, which any thread may call.
 /// </remarks>
-internal abstract class SchedulerContext(JobRuntime runtime)
+internal abstract class SchedulerContext(JobRuntime runtime, bool lent = false)
 {
     /// <summary>
     /// The id of <see cref="Runtime"/> (<see cref="RuntimeRegistry"/>), kept here so that the check
@@ -25,9 +25,19 @@ internal abstract class SchedulerContext(JobRuntime runtime)
     /// A deterministic runtime's driver: a completion made on this thread queues the job it wakes
     /// instead of running it inline, so that the seed decides whether the waker or the woken job goes
     /// on first (inline, the woken job would always run before the waker's next statement, an order
-    /// no other runtime guarantees, and bugs that need the other order could never be found).
+    /// no other runtime guarantees, and bugs that need the other order could never be found). Also
+    /// set on a lent thread (<see cref="IsLent"/>), which must not run the jobs it wakes.
     /// </summary>
-    internal readonly bool QueuesResumes = runtime is DeterministicRuntime;
+    internal readonly bool QueuesResumes = lent || runtime is DeterministicRuntime;
+
+    /// <summary>
+    /// A plain thread lent to the runtime for one job's synchronous stretch (<see cref="GuestContext"/>):
+    /// it runs that job, and nothing else of the runtime. Every job it wakes, and every task of the
+    /// runtime's <c>TaskScheduler</c> that it would run inline, goes to the workers instead
+    /// (<see cref="QueuesResumes"/> is set too); only items that run none of the runtime's code
+    /// (<see cref="Internal.WorkItem.WakesOutside"/>) still run here.
+    /// </summary>
+    internal readonly bool IsLent = lent;
 
     /// <summary>The <see cref="RuntimeId"/> of the calling thread's state: its runtime's, or <see cref="RuntimeRegistry.Foreign"/> on a thread of none.</summary>
     [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]

@@ -1,0 +1,188 @@
+using System;
+using System.Threading;
+using System.Threading.Tasks;
+using Myriad.Channels;
+using Myriad.Coordination;
+using Myriad.Scheduling;
+using Myriad.Tests.Support;
+using Xunit;
+
+namespace Myriad.Tests.Scheduling;
+
+/// <summary>
+/// A plain thread that blocks in <c>Run</c> or <c>Wait()</c> on a spawned job nobody started yet
+/// runs that job itself up to its first suspension: it is lent for that one job. Another job that
+/// the lent stretch wakes, and Task code of the runtime's scheduler, must still run on the workers.
+/// </summary>
+public class LentThreadTests
+{
+    private const string Prefix = "lent-test worker";
+    private const int Rounds = 100;
+
+    private static MultiThreadRuntime NewRuntime() => new(new RuntimeOptions { WorkerCount = 2, ThreadNamePrefix = Prefix });
+
+    private static bool OnWorker() => Thread.CurrentThread.Name?.StartsWith(Prefix, StringComparison.Ordinal) == true;
+
+    public enum Wake
+    {
+        Promise,
+        UnbufferedSend,
+        MutexRelease,
+        WaitGroupDone,
+    }
+
+    private sealed class Sleeper
+    {
+        public readonly Promise<int> Promise = new();
+        public readonly Chan<int> Channel = Chan.Unbuffered<int>();
+        public readonly JobMutex Mutex = new();
+        public readonly WaitGroup Group = new();
+        public readonly ManualResetEventSlim Parked = new();
+        public JobMutex.Releaser Held;
+        public volatile bool ResumedOnWorker;
+    }
+
+    private static Job Sleep(Sleeper s, Wake wake) => wake switch
+    {
+        Wake.Promise => Await(s, s.Promise.Job),
+        Wake.UnbufferedSend => AwaitReceive(s),
+        Wake.MutexRelease => AwaitMutex(s),
+        _ => AwaitGroup(s),
+    };
+
+    private static async Job Await(Sleeper s, Job<int> job)
+    {
+        s.Parked.Set();
+        await job;
+        s.ResumedOnWorker = OnWorker();
+    }
+
+    private static async Job AwaitReceive(Sleeper s)
+    {
+        s.Parked.Set();
+        await s.Channel.ReceiveAsync();
+        s.ResumedOnWorker = OnWorker();
+    }
+
+    private static async Job AwaitMutex(Sleeper s)
+    {
+        s.Parked.Set();
+        using (await s.Mutex.LockAsync())
+        {
+            s.ResumedOnWorker = OnWorker();
+        }
+    }
+
+    private static async Job AwaitGroup(Sleeper s)
+    {
+        s.Parked.Set();
+        await s.Group.WaitAsync();
+        s.ResumedOnWorker = OnWorker();
+    }
+
+    private static async Job WakeIt(Sleeper s, Wake wake)
+    {
+        switch (wake)
+        {
+            case Wake.Promise:
+                s.Promise.SetResult(1);
+                break;
+            case Wake.UnbufferedSend:
+                await s.Channel.SendAsync(1);
+                break;
+            case Wake.MutexRelease:
+                s.Held.Dispose();
+                break;
+            default:
+                s.Group.Done();
+                break;
+        }
+    }
+
+    [Theory]
+    [InlineData(Wake.Promise)]
+    [InlineData(Wake.UnbufferedSend)]
+    [InlineData(Wake.MutexRelease)]
+    [InlineData(Wake.WaitGroupDone)]
+    public void Run_OnAPlainThread_JobItWakesResumesOnAWorker(Wake wake)
+    {
+        using MultiThreadRuntime runtime = NewRuntime();
+        int offWorkers = 0;
+        for (int round = 0; round < Rounds; round++)
+        {
+            var s = new Sleeper();
+            if (wake == Wake.MutexRelease)
+            {
+                Assert.True(s.Mutex.TryLock(out s.Held)); // released by the lent job below
+            }
+            else if (wake == Wake.WaitGroupDone)
+            {
+                s.Group.Add();
+            }
+
+            Job sleeper = runtime.Spawn((s, wake), static x => Sleep(x.s, x.wake));
+            Assert.True(s.Parked.Wait(TimeSpan.FromSeconds(30)));
+            Thread.Sleep(1); // let it reach its await (a sleeper that did not only makes the round pass)
+            TestHelpers.OnThread(() => runtime.Run((s, wake), static x => WakeIt(x.s, x.wake)));
+            sleeper.AsTask().Wait(TimeSpan.FromSeconds(30));
+            if (!s.ResumedOnWorker)
+            {
+                offWorkers++;
+            }
+        }
+
+        Assert.Equal(0, offWorkers);
+    }
+
+    [Fact]
+    public void Wait_OnAThreadPoolThread_JobItWakesResumesOnAWorker()
+    {
+        using MultiThreadRuntime runtime = NewRuntime();
+        int offWorkers = 0;
+        for (int round = 0; round < Rounds; round++)
+        {
+            var s = new Sleeper();
+            Job sleeper = runtime.Spawn(s, static x => Sleep(x, Wake.Promise));
+            Assert.True(s.Parked.Wait(TimeSpan.FromSeconds(30)));
+            Thread.Sleep(1);
+            Task.Run(() => runtime.Spawn(s, static x => WakeIt(x, Wake.Promise)).Wait()).Wait();
+            sleeper.AsTask().Wait(TimeSpan.FromSeconds(30));
+            if (!s.ResumedOnWorker)
+            {
+                offWorkers++;
+            }
+        }
+
+        Assert.Equal(0, offWorkers);
+    }
+
+    [Fact]
+    public void Wait_OnAThreadPoolThread_TaskOfTheRuntimesSchedulerItWakesRunsOnAWorker()
+    {
+        using MultiThreadRuntime runtime = NewRuntime();
+        int offWorkers = 0;
+        for (int round = 0; round < Rounds; round++)
+        {
+            var gate = new TaskCompletionSource();
+            bool? resumedOnWorker = null;
+            Task hosted = Task.Factory.StartNew(
+                async () =>
+                {
+                    await gate.Task; // resumes through the runtime's TaskScheduler
+                    resumedOnWorker = OnWorker();
+                },
+                CancellationToken.None,
+                TaskCreationOptions.None,
+                runtime.TaskScheduler).Unwrap();
+            Thread.Sleep(1);
+            Task.Run(() => runtime.Spawn(gate, static g => { g.SetResult(); }).Wait()).Wait();
+            Assert.True(hosted.Wait(TimeSpan.FromSeconds(30)));
+            if (resumedOnWorker != true)
+            {
+                offWorkers++;
+            }
+        }
+
+        Assert.Equal(0, offWorkers);
+    }
+}
