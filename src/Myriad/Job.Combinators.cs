@@ -356,7 +356,7 @@ public readonly partial struct Job
     {
         internal static readonly ObserverSink Instance = new();
 
-        internal override void OnCellCompleted(JobCell cell)
+        internal override void OnCellCompleted(JobCell cell, short token)
         {
             // An observer catches its job's failure, so this is null unless completing the race or
             // disposing a loser's result threw; that must not be lost, and must not unwind through
@@ -366,7 +366,7 @@ public readonly partial struct Job
             // disposal finished, the runtime's id resolves to nothing (null owner), which is the
             // usual case: the observer is woken when its job completes, after the disposal.
             Scheduling.JobRuntime? owner = cell.OwnerRuntime;
-            if (cell.ConsumeForObserver() is { } error && !(error is OperationCanceledException && owner is null or { IsDisposed: true }))
+            if (cell.ConsumeForObserver(token) is { } error && !(error is OperationCanceledException && owner is null or { IsDisposed: true }))
             {
                 ThrowHelper.ContinuationFailed(error);
             }

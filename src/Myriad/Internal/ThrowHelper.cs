@@ -24,7 +24,10 @@ internal static class ThrowHelper
         "A Job was awaited twice (or awaited while another awaiter was already registered). A Job, like a ValueTask, may be awaited only once; use AsTask() to share its result.");
 
     [DoesNotReturn]
-    internal static void ThrowStaleToken() => throw new InvalidOperationException(
+    internal static void ThrowStaleToken() => throw ConsumedTwice();
+
+    /// <summary>The exception of a consumer that found the job's outcome taken already (the stale-token misuse).</summary>
+    internal static InvalidOperationException ConsumedTwice() => new(
         "This Job handle is no longer valid: its result was already consumed (the job was awaited twice or its result read twice) and its pooled state reused. A Job may be awaited only once; use AsTask() to share its result.");
 
     [DoesNotReturn]

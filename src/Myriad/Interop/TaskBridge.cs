@@ -1,3 +1,4 @@
+using System;
 using System.Threading.Tasks;
 using Myriad.Internal;
 using Myriad.Jobs;
@@ -61,6 +62,28 @@ internal sealed class TaskBridge<T> : WorkItem
 
     /// <summary>The job completed: takes its outcome (consuming it) into the task.</summary>
     internal override void Execute(PerThread state)
+    {
+        try
+        {
+            Transfer();
+        }
+        catch (InvalidOperationException misuse)
+        {
+            // Another consumer took the job's outcome between its completion and this item (a
+            // misuse: the handle was also waited on or awaited): the task reports that misuse. Let
+            // through, the exception would end the process from the thread that runs this item.
+            if (_typed is not null)
+            {
+                _typed.TrySetException(misuse);
+            }
+            else
+            {
+                _untyped!.TrySetException(misuse);
+            }
+        }
+    }
+
+    private void Transfer()
     {
         if (_job.IsCompletedSuccessfully)
         {

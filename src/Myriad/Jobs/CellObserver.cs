@@ -14,6 +14,9 @@ namespace Myriad.Jobs;
 /// </remarks>
 internal abstract class CellObserver
 {
-    /// <summary>Called once, after <paramref name="cell"/> completed. Must consume its outcome (see <see cref="JobCell.ConsumeForObserver"/>).</summary>
-    internal abstract void OnCellCompleted(JobCell cell);
+    /// <summary>
+    /// Called once, after <paramref name="cell"/> completed, with the token of the use the observer
+    /// was registered on. Must consume its outcome (see <see cref="JobCell.ConsumeForObserver"/>).
+    /// </summary>
+    internal abstract void OnCellCompleted(JobCell cell, short token);
 }

@@ -51,6 +51,7 @@ public abstract class JobBox<T> : JobCell
     internal T GetResult(short token)
     {
         WaitForCompletion(token);
+        ClaimOutcome(token);
         JobFailure? error = _aux as JobFailure;
         T result = _result;
         Release();
@@ -63,8 +64,14 @@ public abstract class JobBox<T> : JobCell
     /// results): takes the outcome without throwing and releases the cell, which the observer's
     /// registration consumed.
     /// </summary>
-    internal T ConsumeResultForObserver(out Exception? error)
+    internal T ConsumeResultForObserver(short token, out Exception? error)
     {
+        if (!TryClaimOutcome(token))
+        {
+            error = ThrowHelper.ConsumedTwice();
+            return default!;
+        }
+
         error = ErrorUnchecked;
         T result = _result;
         Release();

@@ -160,17 +160,18 @@ public abstract class JobCell : WorkItem
         }
 
         Debug.Assert(!ReferenceEquals(continuation, s_completed), "completed twice");
+        short token = _version; // this use's, read before anybody can consume it (see ClaimOutcome)
         Volatile.Write(ref _continuation, s_completed);
-        DispatchContinuation(continuation, state);
+        DispatchContinuation(continuation, token, state);
     }
 
     /// <summary>Step 3: an observer is told inline (it runs no nested user code); anything else goes through the trampoline.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private void DispatchContinuation(object continuation, PerThread? state)
+    private void DispatchContinuation(object continuation, short token, PerThread? state)
     {
         if (continuation is CellObserver observer)
         {
-            observer.OnCellCompleted(this);
+            observer.OnCellCompleted(this, token);
         }
         else
         {
@@ -180,13 +181,41 @@ public abstract class JobCell : WorkItem
 
     /// <summary>
     /// For a <see cref="CellObserver"/>: takes the failure (null on success), discards any result and
-    /// releases the cell, which the observer's registration consumed.
+    /// releases the cell, which the observer's registration consumed. If another consumer took the
+    /// outcome first (a misuse: the handle was also awaited or waited on), the failure is that misuse.
     /// </summary>
-    internal Exception? ConsumeForObserver()
+    internal Exception? ConsumeForObserver(short token)
     {
+        if (!TryClaimOutcome(token))
+        {
+            return ThrowHelper.ConsumedTwice();
+        }
+
         Exception? error = ErrorUnchecked;
         Release();
         return error;
+    }
+
+    /// <summary>
+    /// Takes this use's outcome for one consumer (<see cref="JobBox{T}.GetResult"/>, an observer):
+    /// exactly one caller holding the current token wins, and the version moves on at once. Two
+    /// consumers racing on a completed cell (a misuse: a job awaited twice, or awaited and waited on,
+    /// whose second consumer came between the completion and the first consumer's continuation) so
+    /// never both read the outcome, and never both release the cell: a pool given one box back twice
+    /// would hand it to two jobs. The release that follows moves the version on again.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private protected bool TryClaimOutcome(short token) =>
+        Interlocked.CompareExchange(ref _version, unchecked((short)(token + 1)), token) == token;
+
+    /// <summary><see cref="TryClaimOutcome"/> for a consumer that throws when it lost (the stale-token exception).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private protected void ClaimOutcome(short token)
+    {
+        if (!TryClaimOutcome(token))
+        {
+            ThrowHelper.ThrowStaleToken();
+        }
     }
 
     /// <summary>
@@ -281,7 +310,7 @@ public abstract class JobCell : WorkItem
 
         if (ReferenceEquals(previous, s_completed))
         {
-            DispatchContinuation(continuation, state);
+            DispatchContinuation(continuation, token, state);
             return true;
         }
 

@@ -13,9 +13,9 @@ namespace Myriad.Scheduling;
 /// </summary>
 internal sealed class DetachedJobObserver(JobRuntime runtime, bool countsSpawn) : CellObserver
 {
-    internal override void OnCellCompleted(JobCell cell)
+    internal override void OnCellCompleted(JobCell cell, short token)
     {
-        Exception? error = cell.ConsumeForObserver();
+        Exception? error = cell.ConsumeForObserver(token);
         if (countsSpawn)
         {
             runtime.OnDetachedJobCompleted(error);

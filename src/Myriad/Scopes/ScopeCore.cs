@@ -225,9 +225,9 @@ internal sealed class ScopeCore<TResult> : CellObserver
     }
 
     /// <summary>Step 4, for a child's pending job.</summary>
-    internal override void OnCellCompleted(JobCell cell)
+    internal override void OnCellCompleted(JobCell cell, short token)
     {
-        TResult value = ((JobBox<TResult>)cell).ConsumeResultForObserver(out Exception? error);
+        TResult value = ((JobBox<TResult>)cell).ConsumeResultForObserver(token, out Exception? error);
         ChildEnded(value, error, spawnFailed: false);
     }
 

@@ -119,4 +119,59 @@ public class JobCellStressTests
         }, timeout: TimeSpan.FromSeconds(120));
         Assert.All(runs, r => Assert.Equal(1, r));
     }
+    [Fact]
+    public void GetResult_TwoConsumersRacingOnACompletedJob_ExactlyOneGetsTheResult()
+    {
+        // A misuse (one job consumed twice) must fail one of the two, never hand the result to both:
+        // on a pooled box both would also release it, and the pool would give it to two jobs.
+        const int rounds = 100_000;
+        var jobs = new Job<int>[rounds];
+        for (int i = 0; i < rounds; i++)
+        {
+            var promise = new Promise<int>();
+            jobs[i] = promise.Job;
+            promise.SetResult(i);
+        }
+
+        var wins = new int[rounds];
+        var arrived = new int[rounds];
+        int refused = 0;
+        void Consume()
+        {
+            for (int i = 0; i < rounds; i++)
+            {
+                // Meet the other consumer at each round, so that the two calls overlap.
+                Interlocked.Increment(ref arrived[i]);
+                while (Volatile.Read(ref arrived[i]) < 2)
+                {
+                }
+
+                try
+                {
+                    if (jobs[i].Wait() == i)
+                    {
+                        Interlocked.Increment(ref wins[i]);
+                    }
+                }
+                catch (InvalidOperationException)
+                {
+                    Interlocked.Increment(ref refused);
+                }
+            }
+        }
+
+        var other = new Thread(Consume);
+        other.Start();
+        Consume();
+        Assert.True(other.Join(TimeSpan.FromSeconds(60)));
+        int twice = 0;
+        for (int i = 0; i < rounds; i++)
+        {
+            Assert.True(wins[i] >= 1, $"round {i}: nobody got the result");
+            twice += wins[i] - 1;
+        }
+
+        Assert.Equal(0, twice);
+        Assert.Equal(rounds, refused);
+    }
 }
