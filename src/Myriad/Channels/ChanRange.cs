@@ -31,7 +31,28 @@ namespace Myriad.Channels;
 ///    cancellation), which resumes the enumerating job through the trampoline.
 /// 3. The job consumes the outcome; that releases the cell (version incremented), ready for step 1.
 /// The enumerator contract (one <see cref="MoveNextAsync"/> at a time, each awaited before the next)
-/// is what keeps steps 1-3 from overlapping.</para>
+/// is what keeps steps 1-3 from overlapping, and it is checked: step 1 marks the cell waiting, step 3
+/// clears the mark, and a <see cref="MoveNextAsync"/> that finds it set throws
+/// <see cref="InvalidOperationException"/> before it touches the channel. Two overlapping waits would
+/// share the one receive slot and the one cell: each would take an item, and the first awaiter would
+/// consume the second's outcome.</para>
+/// <para><b>Disposal while a <see cref="MoveNextAsync"/> waits</b> (someone gave up on it, after a
+/// timeout say). Left queued, the receive would take the next item sent and complete a read nobody
+/// awaits any more: the item would be lost. So <see cref="DisposeAsync"/> withdraws it:
+/// 1. It reads the waiting mark of step 1, and the receive step 1 recorded (written by the
+///    enumerating flow only, which the enumerator contract keeps from running beside
+///    <see cref="DisposeAsync"/>, so the record is whole).
+/// 2. Under the channel's lock, if that receive still waits in the queue, it unlinks and claims it as
+///    a sender would, so that no sender can hand it an item any more; it then completes it with
+///    <see cref="OperationCanceledException"/>, and step 2 of the states above fails this cell with it
+///    (<see cref="Chan{T}.TryWithdrawReceiver"/>, which also tells a receive that completed meanwhile,
+///    its waiter maybe reused by another receive, from this one).
+/// 3. If the receive no longer waits, the channel or the token got to it first: it completes with an
+///    item (which stays the result of the waiting <see cref="MoveNextAsync"/>), the close, or the
+///    cancellation. Either way no item is left with a read nobody can take it from, and an item
+///    that got there first is lost only if its caller never looks at that result.
+/// 4. Only then is the linked token source disposed: disposed first, it would unregister the tokens
+///    from a receive still queued, which then ignored both and took the next item.</para>
 /// <para><b>After a runtime's disposal.</b> The job that enumerates awaits this cell, not the receive,
 /// so the hand-off's claim-time check (<c>JobCell.ConsumerCannotRun</c>, which looks at the receive's
 /// continuation: this cell) would see no job and give the item to an enumeration that can never go
@@ -46,9 +67,18 @@ public sealed class ChanRange<T> : JobBox<bool>, IAsyncEnumerable<T>, IAsyncEnum
     private readonly Chan<T> _channel;
     private readonly CancellationToken _token;
     private readonly CancellationTokenSource? _linked;
+
+    /// <summary>
+    /// The receive the last wait started (step 1). Written only by the enumerating flow, and kept
+    /// after it completes (not cleared by step 2, which runs on the sender's thread), so that
+    /// <see cref="DisposeAsync"/> reads it whole; a stale one is told apart under the channel's lock.
+    /// </summary>
     private Job<ReceiveResult<T>> _receive;
     private T _current = default!;
     private int _enumerated;
+
+    /// <summary>Set by step 1 when it hands out a job over this cell, cleared by step 3 when that job's outcome is consumed.</summary>
+    private bool _waiting;
 
     internal ChanRange(Chan<T> channel, CancellationToken cancellationToken, CancellationTokenSource? linked = null)
     {
@@ -83,10 +113,20 @@ public sealed class ChanRange<T> : JobBox<bool>, IAsyncEnumerable<T>, IAsyncEnum
     /// <summary>
     /// Receives the next item (step 1 of the protocol): true with <see cref="Current"/> set, false once
     /// the channel is closed and drained. Throws the close error after the last item, or
-    /// <see cref="OperationCanceledException"/> if the token fires first.
+    /// <see cref="OperationCanceledException"/> if the token fires first, or if
+    /// <see cref="DisposeAsync"/> withdrew the wait before an item reached it.
     /// </summary>
+    /// <exception cref="InvalidOperationException">The previous call is still pending (each
+    /// <see cref="MoveNextAsync"/> must be awaited before the next); thrown at the call, and nothing is
+    /// taken from the channel. A call whose predecessor completed at once (an item was buffered) is
+    /// fine even if that one was not awaited yet.</exception>
     public Job<bool> MoveNextAsync()
     {
+        if (_waiting)
+        {
+            throw ChanErrors.MoveNextWhilePending();
+        }
+
         if (_token.IsCancellationRequested)
         {
             return Job.FromCanceled<bool>(_token);
@@ -103,10 +143,21 @@ public sealed class ChanRange<T> : JobBox<bool>, IAsyncEnumerable<T>, IAsyncEnum
 
     ValueTask<bool> IAsyncEnumerator<T>.MoveNextAsync() => MoveNextAsync().AsValueTask();
 
-    /// <summary>Ends the enumeration; nothing is pending between two <see cref="MoveNextAsync"/> calls.</summary>
+    /// <summary>
+    /// Ends the enumeration. A <see cref="MoveNextAsync"/> still waiting is withdrawn: if no item has
+    /// reached it yet, it ends with <see cref="OperationCanceledException"/> and takes nothing (the
+    /// next item sent stays in the channel); if one has, that item stays its result (true, with
+    /// <see cref="Current"/> set). Then the tokens' link, if any, is disposed. See "Disposal while a
+    /// MoveNextAsync waits".
+    /// </summary>
     public ValueTask DisposeAsync()
     {
-        _linked?.Dispose();
+        if (Volatile.Read(ref _waiting))
+        {
+            _channel.TryWithdrawReceiver(_receive, ChanErrors.ReadWithdrawnByDispose()); // steps 1-3
+        }
+
+        _linked?.Dispose(); // step 4
         return default;
     }
 
@@ -125,14 +176,14 @@ public sealed class ChanRange<T> : JobBox<bool>, IAsyncEnumerable<T>, IAsyncEnum
         _ownerRuntime = SchedulerContext.RuntimeIdOf(PerThread.Current); // see "After a runtime's disposal"
         _receive = receive;
         receive._box.OnCompleted(this, receive._token); // step 2 runs here if it already completed
+        _waiting = true; // nobody can consume the outcome (step 3 clears this) before the job is returned
         return new Job<bool>(this, token);
     }
 
     /// <summary>Step 2: the receive completed.</summary>
     internal override void Execute(PerThread state)
     {
-        Job<ReceiveResult<T>> receive = _receive;
-        _receive = default;
+        Job<ReceiveResult<T>> receive = _receive; // kept: DisposeAsync may read it now (see its field)
         ReceiveResult<T> result;
         try
         {
@@ -167,7 +218,11 @@ public sealed class ChanRange<T> : JobBox<bool>, IAsyncEnumerable<T>, IAsyncEnum
     }
 
     /// <summary>Step 3: the outcome was consumed.</summary>
-    private protected override void Release() => ResetBox();
+    private protected override void Release()
+    {
+        _waiting = false;
+        ResetBox();
+    }
 
     // No identity hash code of the channel here: a fresh channel gets a fresh one, so a deadlock
     // report of a DeterministicRuntime would read differently on every replay of the same seed.

@@ -44,6 +44,9 @@ internal sealed class ReceiveOkWaiter<T> : QueuedWaiter<T, ReceiveResult<T>>
 
     public override void Complete(T item) => TrySetResult(new ReceiveResult<T>(item));
 
+    /// <summary>Whether this waiter was rented by <paramref name="channel"/> (see <c>Chan{T}.TryWithdrawReceiver</c>).</summary>
+    internal bool WaitsIn(Chan<T> channel) => ReferenceEquals(Host, channel);
+
     /// <summary>An item handed to a job that was abandoned goes back to the channel.</summary>
     internal override void GiveBackUnconsumed()
     {

@@ -16,6 +16,11 @@ public sealed partial class Chan<T>
     /// throws it after the last item.</returns>
     /// <remarks>Several enumerations may run at once; each item goes to exactly one of them. Items
     /// already buffered are taken without suspending and without allocating; in a job, a wait resumes
-    /// as any other await of a job does (see <see cref="ChanRange{T}"/>).</remarks>
+    /// as any other await of a job does (see <see cref="ChanRange{T}"/>). One enumerator serves one
+    /// <c>MoveNextAsync</c> at a time: a call while the previous one still waits throws
+    /// <see cref="System.InvalidOperationException"/> and takes nothing. Disposing the enumerator while
+    /// a <c>MoveNextAsync</c> waits withdraws that read: it ends with
+    /// <see cref="System.OperationCanceledException"/> and the next item stays in the channel, unless an
+    /// item reached it first, which then stays its result (see <see cref="ChanRange{T}.DisposeAsync"/>).</remarks>
     public ChanRange<T> ReadAllAsync(CancellationToken cancellationToken = default) => new(this, cancellationToken);
 }

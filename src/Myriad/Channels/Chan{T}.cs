@@ -214,6 +214,43 @@ public sealed partial class Chan<T> : JobBox<T>, IWaiter<T>, IWaiterHost<T>
         _lock.Exit();
     }
 
+    /// <summary>
+    /// Withdraws a waiting <see cref="ReceiveOkAsync"/> whose caller gave up on it (a
+    /// <c>ReadAllAsync</c> enumerator disposed while its <c>MoveNextAsync</c> waits): if the receive
+    /// still waits in the queue, it is unlinked and claimed under the lock, so no sender can hand it an
+    /// item any more, and completed with <paramref name="reason"/> after the lock. False when it no
+    /// longer waits: the channel claimed it (an item or the close is on its way to it), its token did
+    /// (it ends canceled), or <paramref name="receive"/> is no waiting receive at all.
+    /// </summary>
+    /// <remarks>
+    /// The caller may read <paramref name="receive"/> while the receive completes on another thread:
+    /// the waiter it names may then be back in its pool, and even queued again by another receive of
+    /// this channel, or of another. The host and the version, read under the lock, tell: a waiter this
+    /// channel rented, queued here, with the version of <paramref name="receive"/>, is that receive (a
+    /// waiter's version changes only when its outcome is consumed, and a queued waiter's outcome is not
+    /// set yet). The host is checked first, so <see cref="WaiterQueue{T}.Remove"/> never touches the
+    /// links of a waiter queued in another channel, which that channel's lock guards. The claim is the one a sender makes
+    /// (<see cref="WaiterQueue{T}.DequeueClaimable"/>: unlinked first, then claimed), so the withdraw
+    /// and a sender, or the token's callback, never both finish the waiter.
+    /// </remarks>
+    internal bool TryWithdrawReceiver(Job<ReceiveResult<T>> receive, Exception reason)
+    {
+        if (receive._box is not ReceiveOkWaiter<T> waiter)
+        {
+            return false;
+        }
+
+        _lock.Enter();
+        bool withdrawn = waiter.WaitsIn(this) && waiter.Version == receive._token && _receivers.Remove(waiter) && waiter.TryClaim();
+        _lock.Exit();
+        if (withdrawn)
+        {
+            waiter.TrySetException(reason); // after the lock: completing runs the waiter's continuation
+        }
+
+        return withdrawn;
+    }
+
     /// <summary>Takes the channel's lock (select holds several, in the order of <c>SelectOperation.Locks.cs</c>).</summary>
     internal void EnterLock() => _lock.Enter();
 

@@ -126,4 +126,92 @@ public sealed class ChanRangeTests
         int sum = ((IAsyncEnumerable<int>)ch.ReadAllAsync()).SumAsync().AsTask().GetAwaiter().GetResult();
         Assert.Equal(15, sum);
     }
+
+    [Fact]
+    public async Task DisposeAsync_WhileMoveNextWaits_WithdrawsTheReadAndTheNextItemStays()
+    {
+        Chan<string> ch = Chan.Unbounded<string>();
+        IAsyncEnumerator<string> e = ch.ReadAllAsync().GetAsyncEnumerator();
+        Task<bool> next = e.MoveNextAsync().AsTask();
+        Assert.False(next.IsCompleted);
+        await e.DisposeAsync(); // gives up on the waiting read
+        ch.TrySend("order-1");
+        ch.Close();
+        Assert.True(ch.TryReceive(out string? left)); // the abandoned read took nothing
+        Assert.Equal("order-1", left);
+        OperationCanceledException canceled = await Assert.ThrowsAnyAsync<OperationCanceledException>(() => next);
+        Assert.Contains("disposed", canceled.Message);
+    }
+
+    [Fact]
+    public void DisposeAsync_BothTokensWhileMoveNextWaits_WithdrawsTheRead()
+    {
+        Chan<int> ch = Chan.Unbounded<int>();
+        using var outer = new CancellationTokenSource();
+        using var inner = new CancellationTokenSource();
+        ChanRange<int> range = ch.ReadAllAsync(outer.Token).GetAsyncEnumerator(inner.Token); // linked source
+        Job<bool> next = range.MoveNextAsync();
+        Assert.False(next.IsCompleted);
+        range.DisposeAsync().AsTask().GetAwaiter().GetResult();
+        ch.TrySend(5);
+        Assert.True(ch.TryReceive(out int left));
+        Assert.Equal(5, left);
+        Assert.ThrowsAny<OperationCanceledException>(() => next.Wait());
+    }
+
+    [Fact]
+    public void DisposeAsync_AfterTheWaitingMoveNextGotAnItem_ItStaysItsResult()
+    {
+        Chan<int> ch = Chan.Unbounded<int>();
+        ChanRange<int> range = ch.ReadAllAsync();
+        Job<bool> next = range.MoveNextAsync();
+        ch.TrySend(9); // handed to the waiting read
+        range.DisposeAsync().AsTask().GetAwaiter().GetResult();
+        Assert.True(next.Wait());
+        Assert.Equal(9, range.Current);
+    }
+
+    [Fact]
+    public void MoveNextAsync_WhileThePreviousWaits_ThrowsInvalidOperationAndTakesNothing()
+    {
+        Chan<int> ch = Chan.Unbounded<int>();
+        ChanRange<int> range = ch.ReadAllAsync();
+        Job<bool> first = range.MoveNextAsync();
+        InvalidOperationException misuse = Assert.Throws<InvalidOperationException>(() => range.MoveNextAsync());
+        Assert.Contains("MoveNextAsync was called while the previous call was still pending", misuse.Message);
+        ch.TrySend(1);
+        ch.TrySend(2);
+        ch.Close();
+        Assert.True(first.Wait());
+        Assert.Equal(1, range.Current);
+        Assert.True(range.MoveNextAsync().Wait());
+        Assert.Equal(2, range.Current);
+        Assert.False(range.MoveNextAsync().Wait());
+    }
+
+    [Fact]
+    public void MoveNextAsync_InterfaceWhileThePreviousWaits_ThrowsInvalidOperation()
+    {
+        Chan<int> ch = Chan.Unbounded<int>();
+        IAsyncEnumerator<int> e = ch.ReadAllAsync().GetAsyncEnumerator();
+        ValueTask<bool> first = e.MoveNextAsync();
+        Assert.Throws<InvalidOperationException>(() => e.MoveNextAsync());
+        ch.TrySend(1);
+        Assert.True(first.AsTask().GetAwaiter().GetResult());
+        Assert.Equal(1, e.Current);
+    }
+
+    [Fact]
+    public void MoveNextAsync_PreviousCompletedSynchronouslyNotAwaited_IsAllowed()
+    {
+        Chan<int> ch = Chan.Unbounded<int>();
+        ch.TrySend(1);
+        ch.TrySend(2);
+        ChanRange<int> range = ch.ReadAllAsync();
+        Job<bool> first = range.MoveNextAsync();
+        Job<bool> second = range.MoveNextAsync(); // the first took its item at the call: nothing pending
+        Assert.True(first.Wait());
+        Assert.True(second.Wait());
+        Assert.Equal(2, range.Current);
+    }
 }
