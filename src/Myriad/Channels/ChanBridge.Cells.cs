@@ -137,6 +137,13 @@ internal sealed partial class ChanBridge<T>
     private abstract class ReaderCell<TResult> : ViewCell<TResult>, IParkedRead
     {
         private ChanReader _reader = null!;
+
+        /// <summary>
+        /// The receive the cell waits for, or waited for last. Written only by the flow that starts the
+        /// wait, and kept after the receive completed (step 1 runs on the sender's thread), so that
+        /// <see cref="TryWithdrawReceive"/> reads it whole; a stale one is told apart under the
+        /// channel's lock. Cleared when a pooled cell is reset.
+        /// </summary>
         private Job<ReceiveResult<T>> _receive;
         private T _held = default!;
         private bool _hopping;
@@ -194,8 +201,7 @@ internal sealed partial class ChanBridge<T>
 
         private void OnReceived(PerThread state)
         {
-            Job<ReceiveResult<T>> receive = _receive;
-            _receive = default;
+            Job<ReceiveResult<T>> receive = _receive; // kept: see the field
             ReceiveResult<T> result;
             try
             {
@@ -216,6 +222,15 @@ internal sealed partial class ChanBridge<T>
                 NoItem(null, state);
             }
         }
+
+        /// <summary>
+        /// Withdraws the cell's receive if it still waits in the channel (see
+        /// <c>Chan{T}.TryWithdrawReceiver</c>): no item can reach it any more, and it completes with
+        /// <paramref name="reason"/>, which step 1 treats as a cancellation of the read. False when the
+        /// receive is over: the cell then ends as it would have (with an item, the close, or the
+        /// cancellation), parked or carrying an item included.
+        /// </summary>
+        private protected bool TryWithdrawReceive(Exception reason) => _reader.Channel.TryWithdrawReceiver(_receive, reason);
 
         /// <summary>The receive got an item (a wait first offers it to waiting reads).</summary>
         private protected virtual void OnItem(T item, PerThread state) => HandOver(item, state);
@@ -327,6 +342,7 @@ internal sealed partial class ChanBridge<T>
         private protected void ResetReaderCell()
         {
             _reader = null!;
+            _receive = default;
             ResetViewCell();
         }
     }
@@ -461,14 +477,40 @@ internal sealed partial class ChanBridge<T>
     /// <see cref="MoveNextAsync"/> returns, reused from one call to the next (the enumerator contract
     /// allows one at a time).
     /// </summary>
+    /// <remarks>
+    /// <para><b>One call at a time, checked.</b> A <see cref="MoveNextAsync"/> that must wait marks the
+    /// cell waiting; consuming its outcome (<see cref="Release"/>) clears the mark. A call that finds it
+    /// set throws <see cref="InvalidOperationException"/> before it touches the reader: a second read
+    /// through the same cell would overwrite the first's receive, and both items would be lost.</para>
+    /// <para><b>Disposal while a <see cref="MoveNextAsync"/> waits</b>, as <see cref="ChanRange{T}"/>'s
+    /// (a BCL reader's enumerator throws <see cref="NotSupportedException"/> then; withdrawing serves
+    /// the caller who gave up better):
+    /// 1. <see cref="DisposeAsync"/> reads the waiting mark, then withdraws the receive if it still
+    ///    waits in the channel (<see cref="ReaderCell{TResult}.TryWithdrawReceive"/>); the receive ends
+    ///    with <see cref="OperationCanceledException"/>, and the cell's step 1 ends the read as a
+    ///    canceled one (settled in the reader, nothing taken).
+    /// 2. A receive that no longer waits (it got an item, the close, or the token's cancellation; the
+    ///    read may be parked on the close or carrying its item to its job's runtime) runs its course:
+    ///    an item stays the result of the waiting <see cref="MoveNextAsync"/>.
+    /// 3. The linked token source, if any, is disposed last, so that a still queued receive is never
+    ///    left registered on no token.</para>
+    /// </remarks>
     private sealed class ReaderEnumerator(ChanReader reader, CancellationToken cancellationToken, CancellationTokenSource? linked) : ReaderCell<bool>, IAsyncEnumerator<T>
     {
         private T _current = default!;
+
+        /// <summary>Set while a <see cref="MoveNextAsync"/> that waits has not had its outcome consumed.</summary>
+        private bool _waiting;
 
         public T Current => _current;
 
         public ValueTask<bool> MoveNextAsync()
         {
+            if (_waiting)
+            {
+                throw ChanErrors.MoveNextWhilePending();
+            }
+
             if (cancellationToken.IsCancellationRequested)
             {
                 return ValueTask.FromCanceled<bool>(cancellationToken);
@@ -482,12 +524,19 @@ internal sealed partial class ChanBridge<T>
 
             short token = Version;
             ReadFrom(reader, cancellationToken);
+            _waiting = true; // after: a read that threw left nothing waiting (nobody can consume the outcome before this returns)
             return new ValueTask<bool>(this, token);
         }
 
+        /// <summary>Ends the enumeration, withdrawing a waiting <see cref="MoveNextAsync"/> that no item reached yet (see the remarks).</summary>
         public ValueTask DisposeAsync()
         {
-            linked?.Dispose();
+            if (Volatile.Read(ref _waiting))
+            {
+                TryWithdrawReceive(ChanErrors.ReadWithdrawnByDispose()); // steps 1 and 2
+            }
+
+            linked?.Dispose(); // step 3
             return default;
         }
 
@@ -514,6 +563,10 @@ internal sealed partial class ChanBridge<T>
 
         internal override string Describe() => "await foreach over a channel's ChannelReader.ReadAllAsync";
 
-        private protected override void Release() => ResetViewCell(); // the reader stays: the next MoveNextAsync reads through it
+        private protected override void Release()
+        {
+            _waiting = false;
+            ResetViewCell(); // the reader stays: the next MoveNextAsync reads through it
+        }
     }
 }

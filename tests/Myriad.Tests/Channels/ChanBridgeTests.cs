@@ -47,6 +47,40 @@ public sealed class ChanBridgeTests
     }
 
     [Fact]
+    public async Task ReaderReadAllAsync_DisposeWhileMoveNextWaits_WithdrawsTheReadAndTheNextItemStays()
+    {
+        var ch = Chan.Unbounded<string>();
+        using var outer = new CancellationTokenSource();
+        using var inner = new CancellationTokenSource();
+        IAsyncEnumerator<string> e = ch.Reader.ReadAllAsync(outer.Token).GetAsyncEnumerator(inner.Token); // linked source
+        Task<bool> next = e.MoveNextAsync().AsTask();
+        Assert.False(next.IsCompleted);
+        await e.DisposeAsync();
+        Assert.True(ch.Writer.TryWrite("order-1"));
+        ch.Writer.Complete();
+        Assert.True(ch.Reader.TryRead(out string? left)); // the abandoned read took nothing
+        Assert.Equal("order-1", left);
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => next);
+        await ch.Reader.Completion.WaitAsync(TimeSpan.FromSeconds(10)); // the withdrawn read settled
+    }
+
+    [Fact]
+    public void ReaderReadAllAsync_MoveNextWhileThePreviousWaits_ThrowsInvalidOperationAndTakesNothing()
+    {
+        var ch = Chan.Unbounded<int>();
+        IAsyncEnumerator<int> e = ch.Reader.ReadAllAsync().GetAsyncEnumerator();
+        ValueTask<bool> first = e.MoveNextAsync();
+        InvalidOperationException misuse = Assert.Throws<InvalidOperationException>(() => e.MoveNextAsync());
+        Assert.Contains("MoveNextAsync was called while the previous call was still pending", misuse.Message);
+        Assert.True(ch.Writer.TryWrite(1));
+        Assert.True(ch.Writer.TryWrite(2));
+        Assert.True(first.AsTask().GetAwaiter().GetResult());
+        Assert.Equal(1, e.Current);
+        Assert.True(ch.Reader.TryRead(out int left));
+        Assert.Equal(2, left);
+    }
+
+    [Fact]
     public void TryWrite_FullOrClosed_ReturnsFalse()
     {
         var ch = Chan.Bounded<int>(1);
