@@ -9,7 +9,9 @@ namespace Myriad;
 /// <summary>
 /// A group of child jobs that fail together and never outlive the group: Go's <c>errgroup.Group</c>
 /// (with <c>SetLimit</c>), Swift's <c>TaskGroup</c>, Kotlin's <c>coroutineScope</c>, Trio's nursery.
-/// Works on every runtime.
+/// Works on every runtime. On a single-threaded runtime, wait for the scope from one of its jobs
+/// (or through its <c>Run</c>): <c>scope.WaitAsync().Wait()</c> on another thread belongs to no
+/// runtime, drives nothing, and waits for good (see "Interop: where code runs" in docs/guide.md).
 /// </summary>
 /// <example>
 /// <code>
