@@ -21,6 +21,37 @@ namespace Myriad.IO;
 /// generation (or an empty slot) and is dropped instead of reaching a freed or reused entry.</para>
 /// <para><b>Wake.</b> <see cref="Wake"/> writes the eventfd, which is registered level-triggered:
 /// a blocked <c>epoll_wait</c> returns, and the poller drains the counter.</para>
+/// <para><b>Closing under a notifier.</b> Any thread may wake the poller, and any thread that owns a
+/// socket may register or deregister it, while the last worker to leave disposes the driver. A
+/// thread that checked the disposed flag and then made its system call could be preempted in
+/// between; the disposal would close the descriptors meanwhile, the kernel could give their numbers
+/// to new descriptors (a socket, a file, another runtime's epoll instance), and the late call would
+/// write 8 bytes into one of them, or add or remove a socket in the wrong epoll set. So each such call
+/// is fenced, as spawns are against the runtime's disposal (<c>JobRuntime.SpawnFence.cs</c>).
+/// <see cref="_descriptorUsers"/> counts the calls between steps 1 and 3; a caller holds no lock and
+/// waits for nothing in between. The caller (<see cref="Wake"/>, the <c>epoll_ctl</c> of
+/// <see cref="Register"/> and of <see cref="Deregister"/>):</para>
+/// <list type="number">
+/// <item>Reads the disposed flag; set, it gives up (a wake or a removal has nothing left to do; a
+/// registration fails). Otherwise it raises the count (a full fence), then reads the flag again.
+/// Set now: it lowers the count and gives up.</item>
+/// <item>Makes its system call on the descriptor.</item>
+/// <item>Lowers the count.</item>
+/// </list>
+/// <para>And <see cref="Dispose"/>:</para>
+/// <list type="number">
+/// <item>Sets the disposed flag, then a full fence.</item>
+/// <item>Waits until the count reads 0.</item>
+/// <item>Only then closes the descriptors.</item>
+/// </list>
+/// <para>Both sides write, fence, then read what the other writes, so at least one sees the other:
+/// either the caller sees the flag and makes no call, or the disposal sees the count and waits for
+/// the call to return. The wait is one system call long (none of them blocks), or one time slice when
+/// the caller was preempted; an interlocked increment and decrement beside a system call is what the
+/// notifier pays. The first read of the flag is what lets the count drain: without it, callers that
+/// keep coming after the disposal (wakers hammering <see cref="Wake"/>) would keep raising and
+/// lowering it, and the disposal could spin for as long as they go on without ever reading 0. With
+/// it, only a caller that read the flag before the disposal set it can raise the count.</para>
 /// </remarks>
 internal sealed unsafe class IoDriver : IDisposable
 {
@@ -41,6 +72,7 @@ internal sealed unsafe class IoDriver : IDisposable
     private int _slotCount;
     private int _registered;
     private int _pollerHeld;
+    private int _descriptorUsers;
     private long _polls;
     private byte* _events;
     private volatile bool _disposed;
@@ -118,12 +150,22 @@ internal sealed unsafe class IoDriver : IDisposable
             Volatile.Write(ref _slots[slot], registration);
         }
 
-        const uint interest = LinuxNative.EpollIn | LinuxNative.EpollOut | LinuxNative.EpollRdHup | LinuxNative.EpollEt;
-        if (LinuxNative.Control(_epfd, LinuxNative.EpollCtlAdd, fd, interest, registration.Token) != 0)
+        // The table lock is released: a disposal may have started since the check above (see
+        // "Closing under a notifier" in the remarks).
+        if (!TryEnterDescriptorUse())
         {
-            int errno = Marshal.GetLastPInvokeError();
             FreeSlot(registration);
-            throw Failure("epoll_ctl", errno);
+            throw new ObjectDisposedException(GetType().FullName);
+        }
+
+        const uint interest = LinuxNative.EpollIn | LinuxNative.EpollOut | LinuxNative.EpollRdHup | LinuxNative.EpollEt;
+        int result = LinuxNative.Control(_epfd, LinuxNative.EpollCtlAdd, fd, interest, registration.Token);
+        int error = Marshal.GetLastPInvokeError();
+        ExitDescriptorUse();
+        if (result != 0)
+        {
+            FreeSlot(registration);
+            throw Failure("epoll_ctl", error);
         }
 
         Interlocked.Increment(ref _registered);
@@ -139,10 +181,12 @@ internal sealed unsafe class IoDriver : IDisposable
     internal void Deregister(IoRegistration registration, IoAbortCause cause, bool removeFromEpoll)
     {
         registration.Abort(cause);
-        if (removeFromEpoll && !_disposed)
+        if (removeFromEpoll && TryEnterDescriptorUse())
         {
-            // Fails only if the driver closed the epoll descriptor meanwhile: nothing to remove then.
+            // A disposed driver has nothing to remove from: its epoll descriptor is closed, or about
+            // to be, and its number may be another file's.
             LinuxNative.Control(_epfd, LinuxNative.EpollCtlDel, registration.Fd, 0, 0);
+            ExitDescriptorUse();
         }
 
         if (FreeSlot(registration))
@@ -255,13 +299,14 @@ internal sealed unsafe class IoDriver : IDisposable
     /// <summary>Interrupts a blocked <see cref="Poll"/> (any thread).</summary>
     internal void Wake()
     {
-        if (_disposed)
+        if (!TryEnterDescriptorUse())
         {
-            return;
+            return; // no poller is left to wake
         }
 
         ulong one = 1;
         LinuxNative.Write(_eventFd, (byte*)&one, sizeof(ulong));
+        ExitDescriptorUse();
     }
 
     /// <summary>
@@ -289,6 +334,10 @@ internal sealed unsafe class IoDriver : IDisposable
             }
         }
 
+        // Step 1 of the disposal's side of the descriptor fence (see the remarks): the flag was set
+        // under the lock, whose release does not order it before the read of the count.
+        Interlocked.MemoryBarrier();
+
         foreach (IoRegistration registration in live)
         {
             registration.Abort(IoAbortCause.RuntimeDisposed);
@@ -304,11 +353,43 @@ internal sealed unsafe class IoDriver : IDisposable
             spin.SpinOnce();
         }
 
+        // Steps 2 and 3: no wake, registration or removal that passed its check is still to make
+        // its call once the descriptors close.
+        spin = default;
+        while (Volatile.Read(ref _descriptorUsers) != 0)
+        {
+            spin.SpinOnce();
+        }
+
         LinuxNative.Close(_eventFd);
         LinuxNative.Close(_epfd);
         NativeMemory.Free(_events);
         _events = null;
     }
+
+    /// <summary>
+    /// Step 1 of a caller's side of the descriptor fence (see the remarks): false, with nothing held,
+    /// once the driver is disposed; true, and the descriptors stay open until <see cref="ExitDescriptorUse"/>.
+    /// </summary>
+    private bool TryEnterDescriptorUse()
+    {
+        if (_disposed)
+        {
+            return false;
+        }
+
+        Interlocked.Increment(ref _descriptorUsers);
+        if (_disposed)
+        {
+            Interlocked.Decrement(ref _descriptorUsers);
+            return false;
+        }
+
+        return true;
+    }
+
+    /// <summary>Step 3 of a caller's side of the descriptor fence.</summary>
+    private void ExitDescriptorUse() => Interlocked.Decrement(ref _descriptorUsers);
 
     private bool FreeSlot(IoRegistration registration)
     {
