@@ -125,7 +125,7 @@ internal sealed unsafe class IoDriver : IDisposable
     }
 
     /// <summary>Registers a non-blocking socket, edge-triggered, for both directions.</summary>
-    /// <exception cref="ObjectDisposedException">The runtime's driver was shut down.</exception>
+    /// <exception cref="ObjectDisposedException">The runtime's driver was shut down (naming the runtime, see <see cref="RuntimeDisposed"/>).</exception>
     /// <exception cref="IOException">epoll refused the descriptor.</exception>
     internal IoRegistration Register(int fd)
     {
@@ -133,7 +133,11 @@ internal sealed unsafe class IoDriver : IDisposable
         int slot;
         lock (_tableLock)
         {
-            ObjectDisposedException.ThrowIf(_disposed, this);
+            if (_disposed)
+            {
+                throw RuntimeDisposed();
+            }
+
             if (!_freeSlots.TryPop(out slot))
             {
                 slot = _slotCount++;
@@ -155,7 +159,7 @@ internal sealed unsafe class IoDriver : IDisposable
         if (!TryEnterDescriptorUse())
         {
             FreeSlot(registration);
-            throw new ObjectDisposedException(GetType().FullName);
+            throw RuntimeDisposed();
         }
 
         const uint interest = LinuxNative.EpollIn | LinuxNative.EpollOut | LinuxNative.EpollRdHup | LinuxNative.EpollEt;
@@ -390,6 +394,13 @@ internal sealed unsafe class IoDriver : IDisposable
 
     /// <summary>Step 3 of a caller's side of the descriptor fence.</summary>
     private void ExitDescriptorUse() => Interlocked.Decrement(ref _descriptorUsers);
+
+    /// <summary>
+    /// The exception docs/io.md promises for a socket created once the runtime was disposed: the
+    /// driver is internal, so it names the runtime, with the same message as the operations of a
+    /// socket that the runtime's disposal aborted.
+    /// </summary>
+    private static ObjectDisposedException RuntimeDisposed() => IoAbortCause.RuntimeDisposed.Create();
 
     private bool FreeSlot(IoRegistration registration)
     {

@@ -80,7 +80,10 @@ internal abstract class IoOperation<T> : SourceBox<T>, IIoWaiter
         }
         catch (ObjectDisposedException error)
         {
-            Fail(error);
+            // The socket closed between the abort check above and the system call (a connect's
+            // Socket.Handle, say): the owner's Dispose aborts the registration before it closes
+            // the socket, so the abort reason, naming the connection or the listener, is there.
+            Fail(_registration.Blame(error));
             return true;
         }
     }

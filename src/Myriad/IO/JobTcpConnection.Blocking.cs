@@ -18,7 +18,10 @@ namespace Myriad.IO;
 /// wakes at once.</para>
 /// <para>Disposal: the blocked <c>poll</c> holds a reference to the socket handle, so closing it makes
 /// .NET disconnect the socket to unblock the call; the loop then sees the registration's abort reason
-/// and throws <see cref="ObjectDisposedException"/>.</para>
+/// and throws <see cref="ObjectDisposedException"/>. A <c>poll</c> that starts after the close throws
+/// the <see cref="Socket"/>'s own exception instead, naming <c>System.Net.Sockets.Socket</c>: it is
+/// replaced by the abort reason, which names the connection (<see cref="WaitFor"/>; the receive and
+/// the send do the same, see <see cref="SocketAttempt"/>).</para>
 /// </remarks>
 public sealed partial class JobTcpConnection
 {
@@ -46,7 +49,7 @@ public sealed partial class JobTcpConnection
                         break;
                 }
 
-                Socket.Poll(-1, SelectMode.SelectRead);
+                WaitFor(registration, SelectMode.SelectRead);
             }
         }
         finally
@@ -81,12 +84,26 @@ public sealed partial class JobTcpConnection
                         break;
                 }
 
-                Socket.Poll(-1, SelectMode.SelectWrite);
+                WaitFor(registration, SelectMode.SelectWrite);
             }
         }
         finally
         {
             EndWrite();
+        }
+    }
+
+    /// <summary>Blocks until the socket is ready for <paramref name="mode"/>, or closed.</summary>
+    private void WaitFor(IoRegistration registration, SelectMode mode)
+    {
+        try
+        {
+            Socket.Poll(-1, mode);
+        }
+        catch (ObjectDisposedException disposed)
+        {
+            // Disposed since this loop's abort check: Dispose aborts the registration first.
+            ExceptionDispatchInfo.Throw(registration.Blame(disposed));
         }
     }
 

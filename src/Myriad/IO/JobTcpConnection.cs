@@ -202,19 +202,8 @@ public sealed partial class JobTcpConnection : IDisposable
             return Job.FromException<int>(reason);
         }
 
-        AttemptOutcome outcome;
-        int received;
-        Exception? failure;
-        try
-        {
-            outcome = SocketAttempt.Receive(Socket, buffer.Span, registration, out received, out failure);
-        }
-        catch (ObjectDisposedException disposed)
-        {
-            EndRead();
-            return Job.FromException<int>(disposed);
-        }
-
+        // A disposal racing this attempt is a failure naming the connection (see SocketAttempt).
+        AttemptOutcome outcome = SocketAttempt.Receive(Socket, buffer.Span, registration, out int received, out Exception? failure);
         if (outcome != AttemptOutcome.WouldBlock)
         {
             EndRead();
@@ -252,19 +241,8 @@ public sealed partial class JobTcpConnection : IDisposable
             return Job.FromException(reason);
         }
 
-        AttemptOutcome outcome;
-        int sent;
-        Exception? failure;
-        try
-        {
-            outcome = SocketAttempt.Send(Socket, buffer.Span, registration, cancellationToken, out sent, out failure);
-        }
-        catch (ObjectDisposedException disposed)
-        {
-            EndWrite();
-            return Job.FromException(disposed);
-        }
-
+        // A disposal racing this attempt is a failure naming the connection (see SocketAttempt).
+        AttemptOutcome outcome = SocketAttempt.Send(Socket, buffer.Span, registration, cancellationToken, out int sent, out Exception? failure);
         if (outcome != AttemptOutcome.WouldBlock)
         {
             EndWrite();

@@ -176,7 +176,10 @@ public sealed class JobTcpListener : IDisposable
         }
         catch (ObjectDisposedException disposed)
         {
-            error = disposed;
+            // DangerousAddRef on a socket closed since the caller's abort check: Dispose aborts the
+            // registration before it closes the socket, so report the listener's disposal, not the
+            // SafeSocketHandle's.
+            error = _registration!.Blame(disposed);
             return true;
         }
         finally

@@ -26,16 +26,32 @@ internal enum AttemptOutcome : byte
 /// judge a result the same way.
 /// </summary>
 /// <remarks>
-/// Closing a socket while a call is using it makes .NET disconnect it to unblock the call, which then
-/// fails (ECONNABORTED, EPIPE, EINVAL) or reads an end that only the disposal caused: such a result
-/// reports the registration's abort reason instead (<see cref="IoRegistration.Blame"/>).
+/// <para>Closing a socket while a call is using it makes .NET disconnect it to unblock the call, which
+/// then fails (ECONNABORTED, EPIPE, EINVAL) or reads an end that only the disposal caused: such a
+/// result reports the registration's abort reason instead (<see cref="IoRegistration.Blame"/>).</para>
+/// <para>A call that starts after the close throws the <see cref="Socket"/>'s own
+/// <see cref="ObjectDisposedException"/> (naming <c>System.Net.Sockets.Socket</c>), also when its
+/// caller checked the abort reason just before: the owner's <c>Dispose</c> aborts the registration
+/// and then closes the socket, both between that check and the call. It becomes the abort reason too,
+/// which names the connection (or the runtime), as docs/io.md promises.</para>
 /// </remarks>
 internal static class SocketAttempt
 {
     /// <summary>One receive into <paramref name="buffer"/>.</summary>
     internal static AttemptOutcome Receive(Socket socket, Span<byte> buffer, IoRegistration registration, out int received, out Exception? failure)
     {
-        received = socket.Receive(buffer, SocketFlags.None, out SocketError error);
+        SocketError error;
+        try
+        {
+            received = socket.Receive(buffer, SocketFlags.None, out error);
+        }
+        catch (ObjectDisposedException disposed)
+        {
+            received = 0;
+            failure = registration.Blame(disposed);
+            return AttemptOutcome.Failed;
+        }
+
         if (error == SocketError.Success)
         {
             failure = received == 0 && !buffer.IsEmpty ? registration.AbortError() : null;
@@ -54,7 +70,18 @@ internal static class SocketAttempt
         sent = 0;
         while (true)
         {
-            int count = socket.Send(buffer[sent..], SocketFlags.None, out SocketError error);
+            int count;
+            SocketError error;
+            try
+            {
+                count = socket.Send(buffer[sent..], SocketFlags.None, out error);
+            }
+            catch (ObjectDisposedException disposed)
+            {
+                failure = registration.Blame(disposed);
+                return AttemptOutcome.Failed;
+            }
+
             if (error != SocketError.Success)
             {
                 return Judge(error, registration, out failure);

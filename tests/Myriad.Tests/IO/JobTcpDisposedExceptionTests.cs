@@ -89,6 +89,27 @@ public sealed class JobTcpDisposedExceptionTests
         }
     }
 
+    [Fact]
+    public void TryAcceptNative_SocketClosedAfterTheAbortCheck_ReportsTheListenersObjectDisposed()
+    {
+        if (!OperatingSystem.IsLinux())
+        {
+            return;
+        }
+
+        // An accept attempt whose abort check passed just before the listener's Dispose: its
+        // accept4 then finds the socket handle closed (DangerousAddRef throws, naming the
+        // SafeSocketHandle), and must report the listener's disposal instead.
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        var listener = JobTcpListener.Bind(IoTestSupport.Loopback, runtime);
+        Assert.True(listener.UsesIoDriver);
+        listener.Dispose();
+
+        Assert.True(listener.TryAcceptNative(out JobTcpConnection? connection, out Exception? error));
+        Assert.Null(connection);
+        AssertFreshObjectDisposed([error], nameof(JobTcpListener), message: null);
+    }
+
     private static void AssertFreshObjectDisposed(List<Exception?> errors, string objectName, string? message)
     {
         var seen = new HashSet<Exception>(ReferenceEqualityComparer.Instance);
