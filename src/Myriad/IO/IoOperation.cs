@@ -69,7 +69,11 @@ internal abstract class IoOperation<T> : SourceBox<T>, IIoWaiter
         if (IsCancelRequested)
         {
             // Whoever attempts owns the operation: a cancellation whose take-back (C2) lost the race
-            // with this owner ends the operation here rather than letting it park again.
+            // with this owner ends the operation here rather than letting it park again. The check
+            // comes before the system call, so a request recorded by now is honoured even when the
+            // socket is ready: only an attempt whose system call was already under way when the
+            // request came can still complete the operation (and a write's, between two sends, is
+            // cut short by SocketAttempt.Send's own check).
             Fail(ThrowHelper.Canceled(_cancellationToken));
             return true;
         }

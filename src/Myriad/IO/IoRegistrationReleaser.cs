@@ -19,8 +19,12 @@ namespace Myriad.IO;
 /// socket, registered under a new token. An <c>EPOLL_CTL_DEL</c> by number would then remove the new
 /// socket from epoll, and its operations would wait for good. So the finalizer:
 /// 1. Takes a reference on the socket's handle (<see cref="System.Runtime.InteropServices.SafeHandle.DangerousAddRef"/>).
-///    If that fails, the handle is closed: closing the last descriptor of the socket removed it
-///    from epoll already, and the number is not this socket's any more: skip the removal.
+///    If that fails, the handle's closed flag is set (its socket was disposed, or finalized). That
+///    alone does not mean the descriptor is closed: a handle keeps it open while a call holds a
+///    reference, and closes it when the last reference goes. On the finalizer's path no call can hold
+///    one (the owner, and with it everything that could call on the socket, is unreachable), so the descriptor
+///    is closed, which removed it from epoll (unless a forked child still holds a copy, see step 3),
+///    and its number may be another file's: skip the removal.
 /// 2. Otherwise the descriptor stays this socket's until step 4: remove it from epoll.
 /// 3. Abort the registration and free its slot (a new generation): an event of the old socket still
 ///    queued, or still coming (a forked child may hold the descriptor a while, before its exec
@@ -75,7 +79,8 @@ internal sealed class IoRegistrationReleaser
             }
             catch (ObjectDisposedException)
             {
-                // Closed: the kernel removed it from epoll, and the number may be another socket's.
+                // Closed flag set, and (on the finalizer's path, see step 1) the descriptor closed: the
+                // kernel removed it from epoll, and the number may be another socket's.
             }
 
             _registration.Driver.Deregister(_registration, _cause, removeFromEpoll: added); // steps 2 and 3

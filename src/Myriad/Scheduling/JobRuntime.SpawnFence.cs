@@ -16,8 +16,11 @@ namespace Myriad.Scheduling;
 /// <para>State: <see cref="_outsideSpawns"/> counts the spawns between steps 1 and 3 below.
 /// It is only ever raised by a spawner that then lowers it, so it returns to 0 as soon as the
 /// spawns under way have queued; a spawner holds no lock and waits for nothing in between.</para>
-/// <para>Protocol, for a spawn on a thread that is not one of the runtime's workers (a worker's
-/// own spawn goes to its local queue, which the worker empties before it leaves):</para>
+/// <para>Protocol, for a spawn made while the thread's current scheduler context is not one of the
+/// runtime's workers (<see cref="NeedsSpawnFence"/>): a plain thread, another runtime's worker, and
+/// also one of this runtime's own workers while it drives a single-threaded runtime (its context is
+/// then that runtime). A spawn in a worker's own context goes to its local queue, which the worker
+/// empties before it leaves, and needs no fence:</para>
 /// <list type="number">
 /// <item>The spawner raises the count (a full fence), then reads the disposed flag. Set: it lowers
 /// the count and throws.</item>
