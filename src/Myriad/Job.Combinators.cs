@@ -205,7 +205,8 @@ public readonly partial struct Job
     /// are awaited in the background and their outcomes discarded. A loser's failure other than a
     /// cancellation has no awaiter left, so it raises <see cref="Scheduling.JobRuntime.UnobservedException"/>
     /// of the loser's runtime (of the runtime whose thread observed it, for a job of none), as a
-    /// detached job's failure does.
+    /// detached job's failure does; with no runtime at all, it reaches
+    /// <see cref="System.Threading.Tasks.TaskScheduler.UnobservedTaskException"/>, as a <c>Task.WhenAny</c> loser's does.
     /// </summary>
     /// <remarks>
     /// <para>Every handle is read before this returns: the caller may reuse <paramref name="jobs"/> at once.</para>
@@ -301,9 +302,23 @@ public readonly partial struct Job
         }
     }
 
-    /// <summary>A loser's failure, which nobody can observe any more (see <see cref="ObserveAsync(Job, int, Promise{ValueTuple{int, Job}})"/>).</summary>
-    private static void ReportLoserFailure(Scheduling.JobRuntime? home, Exception error) =>
-        (home ?? Scheduling.SchedulerContext.Current?.Runtime)?.ReportDetachedFailure(error);
+    /// <summary>
+    /// A loser's failure, which nobody can observe any more (see <see cref="ObserveAsync(Job, int, Promise{ValueTuple{int, Job}})"/>).
+    /// A job of no runtime, observed on a thread of none, has no runtime event to raise: its failure
+    /// goes where a <c>Task.WhenAny</c> loser's would, to <see cref="System.Threading.Tasks.TaskScheduler.UnobservedTaskException"/>,
+    /// through a faulted task nobody observes (raised when the garbage collector finalizes it).
+    /// </summary>
+    private static void ReportLoserFailure(Scheduling.JobRuntime? home, Exception error)
+    {
+        if ((home ?? Scheduling.SchedulerContext.Current?.Runtime) is { } runtime)
+        {
+            runtime.ReportDetachedFailure(error);
+        }
+        else
+        {
+            _ = System.Threading.Tasks.Task.FromException(error);
+        }
+    }
 
     private static async Job ObserveAsync<T>(Job<T> job, int index, Promise<(int, Job<T>)> race)
     {

@@ -2,6 +2,7 @@ using System;
 using System.Collections.Generic;
 using System.Linq;
 using System.Threading;
+using System.Threading.Tasks;
 using Myriad.Coordination;
 using Myriad.Scheduling;
 using Myriad.Tests.Support;
@@ -165,5 +166,51 @@ public sealed class CombinatorFailureTests
         cancel.Cancel();
         Thread.Sleep(100);
         Assert.Equal(0, Volatile.Read(ref reported));
+    }
+
+    [Fact]
+    public void WhenAny_LoserOfNoRuntimeFailsOutsideEveryRuntime_RaisesUnobservedTaskException()
+    {
+        // No runtime to raise UnobservedException on: the failure used to vanish. It goes where a
+        // Task.WhenAny loser's would, when the garbage collector finalizes the faulted task.
+        var failure = new FormatException("the loser of no runtime failed");
+        int seen = 0;
+        EventHandler<UnobservedTaskExceptionEventArgs> handler = (_, e) =>
+        {
+            if (e.Exception.InnerExceptions.Contains(failure))
+            {
+                Interlocked.Increment(ref seen);
+                e.SetObserved();
+            }
+        };
+        TaskScheduler.UnobservedTaskException += handler;
+        try
+        {
+            TestHelpers.OnThread(() =>
+            {
+                var gate = new Promise<int>();
+                int index = Job.WhenAny(Job.FromResult(1), FailLater(gate.Job, failure)).Wait().Index;
+                Assert.Equal(0, index);
+                gate.SetResult(0); // the loser fails now, on this thread of no runtime
+            });
+            for (int i = 0; i < 50 && Volatile.Read(ref seen) == 0; i++)
+            {
+                GC.Collect();
+                GC.WaitForPendingFinalizers();
+                Thread.Sleep(10);
+            }
+
+            Assert.Equal(1, Volatile.Read(ref seen));
+        }
+        finally
+        {
+            TaskScheduler.UnobservedTaskException -= handler;
+        }
+
+        static async Job<int> FailLater(Job<int> gate, Exception failure)
+        {
+            await gate;
+            throw failure;
+        }
     }
 }
