@@ -23,7 +23,9 @@ namespace Myriad.Scheduling;
 /// empties before it leaves, and needs no fence:</para>
 /// <list type="number">
 /// <item>The spawner raises the count (a full fence), then reads the disposed flag. Set: it lowers
-/// the count and throws.</item>
+/// the count and throws. (It reads the flag once before raising the count, too, and throws at once
+/// if it is set: spawners that keep trying after the disposal started would otherwise keep the
+/// count above 0 in turns, and the disposal, waiting to read 0, would wait with them.)</item>
 /// <item>It builds and queues the job.</item>
 /// <item>It lowers the count.</item>
 /// </list>
@@ -65,6 +67,11 @@ public abstract partial class JobRuntime
     /// <summary>Step 1 of the spawner's side.</summary>
     private void EnterSpawnFence()
     {
+        if (IsDisposed)
+        {
+            ThrowHelper.ThrowObjectDisposed(GetType().Name); // before raising the count: see step 1
+        }
+
         Interlocked.Increment(ref _outsideSpawns.Value);
         if (IsDisposed)
         {
