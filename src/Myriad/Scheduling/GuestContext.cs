@@ -26,7 +26,10 @@ internal sealed class GuestContext(MultiThreadRuntime runtime) : SchedulerContex
 {
     internal override JobRuntime Runtime => runtime;
 
-    internal override void DeferLocal(WorkItem item) => runtime.Schedule(item);
+    // A resume, with its wake paid at once: this thread never runs what it queues here, and it may
+    // return from its wait right after (it pays a deferred wake only when it blocks), so a wake
+    // left to the lazy-wake timer would hold the woken job for up to that delay.
+    internal override void DeferLocal(WorkItem item) => runtime.ScheduleResume(item, PerThread.Current);
 
     internal override bool TryRunOne() => false;
 

@@ -185,4 +185,26 @@ public class LentThreadTests
 
         Assert.Equal(0, offWorkers);
     }
+
+    [Fact]
+    public void Run_OnAPlainThread_WakeForAJobItWakesIsPaidAtOnce()
+    {
+        // The lent thread never runs the job it queues, and returns from Run right after: a wake
+        // deferred to the lazy-wake timer held the woken job for up to that delay.
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2, ThreadNamePrefix = Prefix, LazyWakeDelay = TimeSpan.FromSeconds(1) });
+        var s = new Sleeper();
+        Job sleeper = runtime.Spawn(s, static x => Sleep(x, Wake.Promise));
+        Assert.True(s.Parked.Wait(TimeSpan.FromSeconds(30)));
+        Thread.Sleep(50); // the sleeper suspends and the workers park, so the wake is owed to somebody
+
+        int owed = TestHelpers.OnThread(() =>
+        {
+            runtime.Run(s, static x => WakeIt(x, Wake.Promise));
+            return (int)Myriad.Internal.PerThread.Current.PendingWake;
+        });
+
+        Assert.Equal(0, owed);
+        Assert.True(sleeper.AsTask().Wait(TimeSpan.FromSeconds(30)));
+        Assert.True(s.ResumedOnWorker);
+    }
 }
