@@ -145,6 +145,12 @@ internal sealed partial class ChanBridge<T>
         /// channel's lock. Cleared when a pooled cell is reset.
         /// </summary>
         private Job<ReceiveResult<T>> _receive;
+
+        /// <summary>
+        /// Set by step 1 before it consumes <see cref="_receive"/> (which may send its waiter back to a
+        /// pool), cleared before each wait starts.
+        /// </summary>
+        private bool _receiveEnded;
         private T _held = default!;
         private bool _hopping;
 
@@ -174,6 +180,7 @@ internal sealed partial class ChanBridge<T>
         {
             _reader = reader;
             _receive = receive;
+            _receiveEnded = false; // step 1 (below, or the continuation registered below) sets it
             if (receive._box is not { } box || box.IsCompletedNoThrow(receive._token))
             {
                 OnReceived(PerThread.Current); // a wait that waits again may have a job registered: step 2 still looks
@@ -202,6 +209,7 @@ internal sealed partial class ChanBridge<T>
         private void OnReceived(PerThread state)
         {
             Job<ReceiveResult<T>> receive = _receive; // kept: see the field
+            Volatile.Write(ref _receiveEnded, true); // before the consume below frees the waiter for reuse
             ReceiveResult<T> result;
             try
             {
@@ -230,7 +238,7 @@ internal sealed partial class ChanBridge<T>
         /// receive is over: the cell then ends as it would have (with an item, the close, or the
         /// cancellation), parked or carrying an item included.
         /// </summary>
-        private protected bool TryWithdrawReceive(Exception reason) => _reader.Channel.TryWithdrawReceiver(_receive, reason);
+        private protected bool TryWithdrawReceive(Exception reason) => _reader.Channel.TryWithdrawReceiver(_receive, ref _receiveEnded, reason);
 
         /// <summary>The receive got an item (a wait first offers it to waiting reads).</summary>
         private protected virtual void OnItem(T item, PerThread state) => HandOver(item, state);

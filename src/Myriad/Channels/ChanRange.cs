@@ -74,6 +74,12 @@ public sealed class ChanRange<T> : JobBox<bool>, IAsyncEnumerable<T>, IAsyncEnum
     /// <see cref="DisposeAsync"/> reads it whole; a stale one is told apart under the channel's lock.
     /// </summary>
     private Job<ReceiveResult<T>> _receive;
+
+    /// <summary>
+    /// Set by step 2 before it consumes <see cref="_receive"/> (which may send its waiter back to a
+    /// pool), cleared by step 1 before it starts the next receive.
+    /// </summary>
+    private bool _receiveEnded;
     private T _current = default!;
     private int _enumerated;
 
@@ -154,7 +160,7 @@ public sealed class ChanRange<T> : JobBox<bool>, IAsyncEnumerable<T>, IAsyncEnum
     {
         if (Volatile.Read(ref _waiting))
         {
-            _channel.TryWithdrawReceiver(_receive, ChanErrors.ReadWithdrawnByDispose()); // steps 1-3
+            _channel.TryWithdrawReceiver(_receive, ref _receiveEnded, ChanErrors.ReadWithdrawnByDispose()); // steps 1-3
         }
 
         _linked?.Dispose(); // step 4
@@ -164,6 +170,7 @@ public sealed class ChanRange<T> : JobBox<bool>, IAsyncEnumerable<T>, IAsyncEnum
     /// <summary>The waiting half of <see cref="MoveNextAsync"/>, out of line.</summary>
     private Job<bool> WaitForItem()
     {
+        _receiveEnded = false; // before the receive starts: step 2 sets it, at the earliest once the continuation is registered
         Job<ReceiveResult<T>> receive = _channel.ReceiveOkAsync(_token);
         if (receive._box is null)
         {
@@ -184,6 +191,7 @@ public sealed class ChanRange<T> : JobBox<bool>, IAsyncEnumerable<T>, IAsyncEnum
     internal override void Execute(PerThread state)
     {
         Job<ReceiveResult<T>> receive = _receive; // kept: DisposeAsync may read it now (see its field)
+        Volatile.Write(ref _receiveEnded, true); // before the consume below frees the waiter for reuse
         ReceiveResult<T> result;
         try
         {

@@ -233,7 +233,7 @@ public sealed partial class Chan<T> : JobBox<T>, IWaiter<T>, IWaiterHost<T>
     /// (<see cref="WaiterQueue{T}.DequeueClaimable"/>: unlinked first, then claimed), so the withdraw
     /// and a sender, or the token's callback, never both finish the waiter.
     /// </remarks>
-    internal bool TryWithdrawReceiver(Job<ReceiveResult<T>> receive, Exception reason)
+    internal bool TryWithdrawReceiver(Job<ReceiveResult<T>> receive, ref bool receiveEnded, Exception reason)
     {
         if (receive._box is not ReceiveOkWaiter<T> waiter)
         {
@@ -241,7 +241,7 @@ public sealed partial class Chan<T> : JobBox<T>, IWaiter<T>, IWaiterHost<T>
         }
 
         _lock.Enter();
-        bool withdrawn = waiter.WaitsIn(this) && waiter.Version == receive._token && _receivers.Remove(waiter) && waiter.TryClaim();
+        bool withdrawn = !Volatile.Read(ref receiveEnded) && waiter.WaitsIn(this) && waiter.Version == receive._token && _receivers.Remove(waiter) && waiter.TryClaim();
         _lock.Exit();
         if (withdrawn)
         {

@@ -171,6 +171,49 @@ public sealed class ChanRangeTests
         Assert.Equal(9, range.Current);
     }
 
+    /// <summary>
+    /// The range keeps its last receive (waiter W, version t) while its completed MoveNextAsync is not
+    /// yet consumed. W goes back to its pool and serves other receives of the same channel; each use
+    /// moves the 16-bit version by 2, so after 32,768 uses W is queued again with version t. The
+    /// version alone would take that other receive for the range's own and withdraw it.
+    /// </summary>
+    [Fact]
+    public void DisposeAsync_AfterItsWaiterWasReusedByAnotherReceive_DoesNotWithdrawThatReceive()
+    {
+        Chan<int> ch = Chan.Unbounded<int>();
+        ChanRange<int> range = ch.ReadAllAsync();
+        Job<bool> next = range.MoveNextAsync(); // waits: a pooled receive waiter W, queued
+        Assert.False(next.IsCompleted);
+        Assert.True(ch.TrySend(1));            // W completes; the range consumes it, W goes back to its pool
+        Assert.True(next.IsCompleted);          // not consumed yet: the range still counts as waiting
+
+        object? w = null;
+        Job<ReceiveResult<int>> victim = default;
+        for (int i = 0; i < 32768; i++)
+        {
+            Job<ReceiveResult<int>> r = ch.ReceiveOkAsync();
+            Assert.NotNull(r._box);
+            w ??= r._box;
+            Assert.Same(w, r._box);
+            if (i == 32767)
+            {
+                victim = r; // W again, queued, with the version the range's stale receive carries
+                break;
+            }
+
+            Assert.True(ch.TrySend(i));
+            Assert.Equal(i, r.GetAwaiter().GetResult().Value);
+        }
+
+        range.DisposeAsync().AsTask().GetAwaiter().GetResult(); // must withdraw nothing: its read got its item
+        Assert.True(next.Wait());
+        Assert.Equal(1, range.Current);
+
+        Assert.True(ch.TrySend(42));
+        ReceiveResult<int> got = victim.GetAwaiter().GetResult(); // not withdrawn by the range
+        Assert.Equal(42, got.Value);
+    }
+
     [Fact]
     public void MoveNextAsync_WhileThePreviousWaits_ThrowsInvalidOperationAndTakesNothing()
     {
