@@ -102,6 +102,12 @@ public sealed partial class Chan<T>
         set => Debug.Fail("the inline receiver is never queued");
     }
 
+    bool IWaiter<T>.InHostQueue
+    {
+        get => false;
+        set => Debug.Fail("the inline receiver is never queued");
+    }
+
     bool IWaiter<T>.IsSender => false;
 
     T IWaiter<T>.Item => default!;

@@ -221,17 +221,35 @@ public sealed partial class Chan<T> : JobBox<T>, IWaiter<T>, IWaiterHost<T>
     /// item any more, and completed with <paramref name="reason"/> after the lock. False when it no
     /// longer waits: the channel claimed it (an item or the close is on its way to it), its token did
     /// (it ends canceled), or <paramref name="receive"/> is no waiting receive at all.
+    /// <paramref name="receiveEnded"/> is the caller's record that the receive ended: set by the
+    /// caller's completion path before it consumes the receive (which may send the waiter back to its
+    /// pool), read here under the lock.
     /// </summary>
     /// <remarks>
-    /// The caller may read <paramref name="receive"/> while the receive completes on another thread:
-    /// the waiter it names may then be back in its pool, and even queued again by another receive of
-    /// this channel, or of another. The host and the version, read under the lock, tell: a waiter this
-    /// channel rented, queued here, with the version of <paramref name="receive"/>, is that receive (a
-    /// waiter's version changes only when its outcome is consumed, and a queued waiter's outcome is not
-    /// set yet). The host is checked first, so <see cref="WaiterQueue{T}.Remove"/> never touches the
-    /// links of a waiter queued in another channel, which that channel's lock guards. The claim is the one a sender makes
-    /// (<see cref="WaiterQueue{T}.DequeueClaimable"/>: unlinked first, then claimed), so the withdraw
-    /// and a sender, or the token's callback, never both finish the waiter.
+    /// <para><b>Telling the receive apart.</b> The caller may read <paramref name="receive"/> while the
+    /// receive completes on another thread: the waiter W it names may then be claimed by a sender or
+    /// <see cref="Close"/> (unlinked, or linked in Close's private queue, and about to be completed),
+    /// back in its pool, or queued again by another receive of this channel or of another. Neither the
+    /// host nor the version tells these apart: they are written outside this lock, and the 16-bit
+    /// version comes back to the same value after 32,768 uses. So, under this channel's lock:
+    /// 1. W's membership mark (<see cref="IWaiter{T}.InHostQueue"/>) is read first, with acquire
+    ///    semantics. If W is linked in this channel's queue, it was set under this lock and only a
+    ///    holder of this lock can clear it: W stays queued here, and cannot be completed or reused,
+    ///    until the lock is released. If W is unlinked or in Close's private queue, the mark was cleared
+    ///    under this lock (a private queue never sets it) and reads false, unless W was reused and
+    ///    queued again since (step 2).
+    /// 2. Then <paramref name="receiveEnded"/>. If the mark read true but W is not the caller's receive
+    ///    any more, W was released and queued again (here, or by another host): the caller's completion
+    ///    path set the flag before consuming W, consuming happens before the release, the release
+    ///    before the reuse, and the reuse's queueing writes the mark with a release; reading that mark
+    ///    with acquire, this thread sees the flag set. Both reads together are therefore exact: the mark
+    ///    set and the flag clear mean W waits in this channel's queue for the caller's receive, and
+    ///    nothing else touches W's links until the lock is released.
+    /// 3. The host and the version are checked too (cheap; they tell a waiter of another channel, or
+    ///    a caller's stale record, apart before any link is read).
+    /// 4. The claim is the one a sender makes (<see cref="WaiterQueue{T}.DequeueClaimable"/>: unlinked
+    ///    first, then claimed), so the withdraw and a sender, or the token's callback, never both finish
+    ///    the waiter.</para>
     /// </remarks>
     internal bool TryWithdrawReceiver(Job<ReceiveResult<T>> receive, ref bool receiveEnded, Exception reason)
     {
@@ -241,7 +259,12 @@ public sealed partial class Chan<T> : JobBox<T>, IWaiter<T>, IWaiterHost<T>
         }
 
         _lock.Enter();
-        bool withdrawn = !Volatile.Read(ref receiveEnded) && waiter.WaitsIn(this) && waiter.Version == receive._token && _receivers.Remove(waiter) && waiter.TryClaim();
+        bool withdrawn = waiter.InHostQueueAcquire // first: see "Telling the receive apart"
+            && !Volatile.Read(ref receiveEnded)
+            && waiter.WaitsIn(this)
+            && waiter.Version == receive._token
+            && _receivers.Remove(waiter)
+            && waiter.TryClaim();
         _lock.Exit();
         if (withdrawn)
         {

@@ -34,6 +34,8 @@ internal abstract class SelectCase<T> : SelectCase, IWaiter<T>
         set => _prev = value;
     }
 
+    bool IWaiter<T>.InHostQueue { get; set; }
+
     public abstract bool IsSender { get; }
 
     public abstract T Item { get; }

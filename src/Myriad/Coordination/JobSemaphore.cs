@@ -129,7 +129,7 @@ public sealed class JobSemaphore : IWaiterHost<VoidResult>
         int remaining = releaseCount;
         while (remaining > 0 && _waiters.Queue.DequeueClaimable() is { } waiter)
         {
-            released.Enqueue(waiter);
+            released.EnqueueClaimed(waiter);
             remaining--;
         }
 

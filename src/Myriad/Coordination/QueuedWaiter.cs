@@ -45,6 +45,7 @@ internal abstract class QueuedWaiter<TItem, TResult> : SourceBox<TResult>, IWait
 
     private IWaiter<TItem>? _next;
     private IWaiter<TItem>? _prev;
+    private bool _inHostQueue;
 
     /// <summary>
     /// One field for two kinds (a waiter is pooled or cancelable, never both, and a million pending
@@ -87,6 +88,20 @@ internal abstract class QueuedWaiter<TItem, TResult> : SourceBox<TResult>, IWait
         get => _prev;
         set => _prev = value;
     }
+
+    // A release write: a pooled waiter reused by another host is marked queued there only after what
+    // its last consumer wrote before releasing it (see Chan{T}.TryWithdrawReceiver, which reads it first).
+    bool IWaiter<TItem>.InHostQueue
+    {
+        get => _inHostQueue;
+        set => Volatile.Write(ref _inHostQueue, value);
+    }
+
+    /// <summary>
+    /// <see cref="IWaiter{T}.InHostQueue"/> read with acquire semantics, for a thread that holds a host's
+    /// lock but may be looking at a waiter another host's lock guards (see Chan{T}.TryWithdrawReceiver).
+    /// </summary>
+    internal bool InHostQueueAcquire => Volatile.Read(ref _inHostQueue);
 
     /// <inheritdoc/>
     public abstract bool IsSender { get; }

@@ -23,6 +23,13 @@ namespace Myriad.Coordination;
 /// or keeps the item, exactly as for a canceled waiter (see <c>JobCell.ConsumerCannotRun</c>).</para>
 /// <para><b>Links</b> belong to the host and are read and written only under the host's lock.
 /// <see cref="Next"/> is null exactly when the waiter is in no queue.</para>
+/// <para><b>Membership.</b> <see cref="InHostQueue"/> is true exactly while the waiter is linked in a
+/// queue of its host (not in a private queue of claimed waiters, which <see cref="WaiterQueue{T}.EnqueueClaimed"/>
+/// links, nor in no queue). It is set and cleared under the host's lock only (a private queue's
+/// unlinking, outside any lock, writes false over false), so a thread that holds host A's lock reads
+/// it exactly for A as long as it knows the waiter is not linked in another host's queue: "linked"
+/// alone (<see cref="Next"/> not null) cannot tell A's queue from a private queue of A's claimed
+/// waiters, or, for a pooled waiter reused meanwhile, from another host's queue.</para>
 /// </remarks>
 internal interface IWaiter<T>
 {
@@ -31,6 +38,9 @@ internal interface IWaiter<T>
 
     /// <summary>The previous waiter in the circular queue. Host lock only.</summary>
     IWaiter<T>? Prev { get; set; }
+
+    /// <summary>Whether the waiter is linked in its host's queue (see "Membership"). Host lock only; the write is a release.</summary>
+    bool InHostQueue { get; set; }
 
     /// <summary>True for a waiting send (it offers <see cref="Item"/>), false for a waiting receive.</summary>
     bool IsSender { get; }
@@ -79,6 +89,22 @@ internal struct WaiterQueue<T>
     internal readonly IWaiter<T>? Head => _head;
 
     internal void Enqueue(IWaiter<T> waiter)
+    {
+        Link(waiter);
+        waiter.InHostQueue = true;
+    }
+
+    /// <summary>
+    /// Queues a waiter the caller claimed (and unlinked from its host's queue) into a private queue, to
+    /// complete it after the host's lock: it is linked, but not in its host's queue (see "Membership").
+    /// </summary>
+    internal void EnqueueClaimed(IWaiter<T> waiter)
+    {
+        Debug.Assert(!waiter.InHostQueue, "claimed waiters were unlinked from the host's queue first");
+        Link(waiter);
+    }
+
+    private void Link(IWaiter<T> waiter)
     {
         Debug.Assert(waiter.Next is null, "a waiter is in at most one queue");
         IWaiter<T>? head = _head;
@@ -131,6 +157,7 @@ internal struct WaiterQueue<T>
 
         waiter.Next = null;
         waiter.Prev = null;
+        waiter.InHostQueue = false;
         return true;
     }
 
@@ -163,7 +190,7 @@ internal struct WaiterQueue<T>
     {
         while (DequeueClaimable() is { } waiter)
         {
-            claimed.Enqueue(waiter);
+            claimed.EnqueueClaimed(waiter);
         }
     }
 

@@ -214,6 +214,44 @@ public sealed class ChanRangeTests
         Assert.Equal(42, got.Value);
     }
 
+    /// <summary>
+    /// Close claims every waiting receive under the lock, links them in a private queue and completes
+    /// them after the lock, oldest first. A disposal that runs in between (here: in the oldest
+    /// receive's continuation, which Close runs inline) finds the range's receive linked, in this
+    /// channel's waiter, with its version: only the queue membership tells that Close already claimed
+    /// it. Withdrawing it would unlink it from Close's private queue and finish it a second time.
+    /// </summary>
+    [Fact]
+    public void DisposeAsync_WhileCloseCompletesTheClaimedReceives_LeavesItsReceiveToTheClose()
+    {
+        Chan<int> ch = Chan.Unbounded<int>();
+        ChanRange<int> range = ch.ReadAllAsync();
+        Job<ReceiveResult<int>> first = ch.ReceiveOkAsync();
+        Job<ReceiveResult<int>> second = ch.ReceiveOkAsync();
+        Job<bool> next = range.MoveNextAsync(); // the third receive waiting
+        Assert.NotNull(first._box);
+        var disposer = new RunOnCompletion(() => range.DisposeAsync().AsTask().GetAwaiter().GetResult());
+        first._box.OnCompleted(disposer, first._token);
+
+        ch.Close(); // completes first, whose continuation disposes the range; then second, then the range's
+        Assert.True(disposer.Ran);
+        Assert.False(first.GetAwaiter().GetResult().Ok);
+        Assert.False(second.GetAwaiter().GetResult().Ok);
+        Assert.False(next.Wait()); // the clean close, not the disposal's cancellation
+    }
+
+    /// <summary>Runs an action as a cell's continuation (inline, on the completing thread).</summary>
+    private sealed class RunOnCompletion(Action action) : Myriad.Internal.WorkItem
+    {
+        internal bool Ran;
+
+        internal override void Execute(Myriad.Internal.PerThread state)
+        {
+            Ran = true;
+            action();
+        }
+    }
+
     [Fact]
     public void MoveNextAsync_WhileThePreviousWaits_ThrowsInvalidOperationAndTakesNothing()
     {

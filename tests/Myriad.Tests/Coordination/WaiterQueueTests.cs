@@ -8,6 +8,28 @@ namespace Myriad.Tests.Coordination;
 public sealed class WaiterQueueTests
 {
     [Fact]
+    public void InHostQueue_ClaimedIntoAPrivateQueue_IsClearedWhileLinked()
+    {
+        var queue = default(WaiterQueue<int>);
+        var a = new FakeWaiter(1);
+        var b = new FakeWaiter(2);
+        queue.Enqueue(a);
+        queue.Enqueue(b);
+        Assert.True(a.InHostQueue);
+        Assert.True(b.InHostQueue);
+
+        var claimed = default(WaiterQueue<int>);
+        queue.DrainClaimable(ref claimed);
+        Assert.NotNull(a.Next); // linked in the private queue...
+        Assert.False(a.InHostQueue); // ...but no longer in the host's
+        Assert.False(b.InHostQueue);
+
+        Assert.Same(a, claimed.Dequeue());
+        Assert.Null(a.Next);
+        Assert.False(a.InHostQueue);
+    }
+
+    [Fact]
     public void Enqueue_Remove_KeepsFifoOfTheRest()
     {
         var queue = default(WaiterQueue<int>);
@@ -105,6 +127,8 @@ public sealed class WaiterQueueTests
         public IWaiter<int>? Next { get; set; }
 
         public IWaiter<int>? Prev { get; set; }
+
+        public bool InHostQueue { get; set; }
 
         public bool IsSender => true;
 
