@@ -45,8 +45,12 @@ namespace Myriad.Channels;
 /// 2. Under the channel's lock, if that receive still waits in the queue, it unlinks and claims it as
 ///    a sender would, so that no sender can hand it an item any more; it then completes it with
 ///    <see cref="OperationCanceledException"/>, and step 2 of the states above fails this cell with it
-///    (<see cref="Chan{T}.TryWithdrawReceiver"/>, which also tells a receive that completed meanwhile,
-///    its waiter maybe reused by another receive, from this one).
+///    (<see cref="Chan{T}.TryWithdrawReceiver"/>). It tells exactly whether the receive still waits
+///    there: step 2 sets a flag before it consumes the receive (which may send its waiter back to a
+///    pool, to be reused by another receive, even with the same version after 32,768 uses), and the
+///    withdraw reads the waiter's queue membership, then that flag, under the lock. A receive a
+///    sender or the close already claimed is no longer a member, and a waiter queued again by another
+///    receive comes with the flag set.
 /// 3. If the receive no longer waits, the channel or the token got to it first: it completes with an
 ///    item (which stays the result of the waiting <see cref="MoveNextAsync"/>), the close, or the
 ///    cancellation. Either way no item is left with a read nobody can take it from, and an item
@@ -71,7 +75,10 @@ public sealed class ChanRange<T> : JobBox<bool>, IAsyncEnumerable<T>, IAsyncEnum
     /// <summary>
     /// The receive the last wait started (step 1). Written only by the enumerating flow, and kept
     /// after it completes (not cleared by step 2, which runs on the sender's thread), so that
-    /// <see cref="DisposeAsync"/> reads it whole; a stale one is told apart under the channel's lock.
+    /// <see cref="DisposeAsync"/> reads it whole. A stale one (its waiter maybe reused since, even with
+    /// the same version after 32,768 uses) is never withdrawn: under the channel's lock, the withdraw
+    /// reads the waiter's queue membership, then <see cref="_receiveEnded"/>, which together tell
+    /// exactly whether this receive still waits in that channel (see <c>Chan{T}.TryWithdrawReceiver</c>).
     /// </summary>
     private Job<ReceiveResult<T>> _receive;
 

@@ -37,9 +37,15 @@ namespace Myriad.Jobs;
 /// 3. If it found another continuation, the job is awaited twice: <see cref="InvalidOperationException"/>.
 /// Whichever of the two exchanges runs second sees the other's write, so a continuation is never
 /// lost and never run twice.</para>
-/// <para><b>Versioning.</b> Every entry point checks the caller's token against the version.
-/// Consuming the outcome releases the cell: a pooled box is reset and its version incremented before
-/// it goes back to its pool, so a stale handle fails loudly instead of reading another job's result.</para>
+/// <para><b>Versioning.</b> Every entry point checks the caller's token against the version. Each
+/// use moves the 16-bit version twice:
+/// 1. Consuming the outcome first claims it: a compare-exchange from the caller's token to token + 1,
+///    so that of two consumers holding the same handle only one reads the outcome.
+/// 2. The claim's winner then releases the cell: a pooled box is reset and its version incremented
+///    again before it goes back to its pool.
+/// So a stale handle fails loudly instead of reading another job's result, until the version wraps:
+/// after 32,768 uses of one cell. Code that keeps a handle across uses of its cell (a withdraw of a
+/// waiting receive, say) cannot rely on the version alone (see <c>Chan{T}.TryWithdrawReceiver</c>).</para>
 /// <para>Public only because <see cref="Channels.Chan{T}"/> derives from it: a channel is also the
 /// completion cell of its first waiting receiver (see <see cref="Channels.Chan{T}"/>). It has no public
 /// members and cannot be derived from outside Myriad.</para>
