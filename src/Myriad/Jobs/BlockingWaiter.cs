@@ -28,6 +28,12 @@ internal sealed class BlockingWaiter : WorkItem
     private volatile bool _done;
     private SchedulerContext? _context;
 
+    /// <summary>
+    /// A thread-pool thread's sleep (strategy 3): completed under the waiter's lock by
+    /// <see cref="Execute"/>. Null otherwise.
+    /// </summary>
+    private TaskCompletionSource? _poolSleep;
+
     internal static void Wait(JobCell cell, short token)
     {
         PerThread state = PerThread.Current;
@@ -140,11 +146,18 @@ internal sealed class BlockingWaiter : WorkItem
             if (!waiter._done)
             {
                 MultiThreadRuntime.PayOwedWake(state);
-                lock (waiter)
+                if (Thread.CurrentThread.IsThreadPoolThread)
                 {
-                    while (!waiter._done)
+                    SleepOnPoolThread(waiter);
+                }
+                else
+                {
+                    lock (waiter)
                     {
-                        Monitor.Wait(waiter);
+                        while (!waiter._done)
+                        {
+                            Monitor.Wait(waiter);
+                        }
                     }
                 }
             }
@@ -173,6 +186,41 @@ internal sealed class BlockingWaiter : WorkItem
         return SynchronizationContext.Current is null && TaskScheduler.Current == TaskScheduler.Default;
     }
 
+    /// <summary>
+    /// Strategy 3 on a thread-pool thread (sync-over-async: a request thread calling
+    /// <c>runtime.Run</c>): sleeps in <see cref="Task.Wait()"/> on a task that the completion
+    /// finishes, not on the monitor. The TPL tells the thread pool that a pool thread blocks in
+    /// <c>Task.Wait</c>, and the pool then adds threads sooner; a monitor wait looks like work in
+    /// progress. With a hundred pool threads blocked on jobs whose awaits need pool threads (a
+    /// <c>Task.Delay</c>'s timer callback), a monitor wait starved the pool 4-5 times as long as
+    /// <c>Task.Wait</c> on the same work. Costs one task per such sleep.
+    /// 1. Under the waiter's lock: if not done, attach a new task source.
+    /// 2. Outside the lock, wait for its task; then detach it (the waiter is cached for reuse).
+    /// <see cref="Execute"/> sets the done flag, then, under the same lock, completes whatever is
+    /// attached: either step 1 sees the flag, or the completion sees the source.
+    /// </summary>
+    private static void SleepOnPoolThread(BlockingWaiter waiter)
+    {
+        TaskCompletionSource? sleep = null;
+        lock (waiter)
+        {
+            if (!waiter._done)
+            {
+                sleep = new TaskCompletionSource();
+                waiter._poolSleep = sleep;
+            }
+        }
+
+        if (sleep is not null)
+        {
+            sleep.Task.Wait();
+            lock (waiter)
+            {
+                waiter._poolSleep = null;
+            }
+        }
+    }
+
     internal bool IsDone => _done;
 
     /// <summary>Makes completion wake <paramref name="context"/>'s thread rather than a monitor sleeper.</summary>
@@ -193,6 +241,7 @@ internal sealed class BlockingWaiter : WorkItem
             lock (this)
             {
                 Monitor.PulseAll(this);
+                _poolSleep?.TrySetResult(); // the Task.Wait continuation it runs only signals the sleeper
             }
         }
     }

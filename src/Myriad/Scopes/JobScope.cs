@@ -79,8 +79,11 @@ public sealed class JobScope : IAsyncDisposable
     /// Spawns <paramref name="body"/>(<paramref name="state"/>, <see cref="CancellationToken"/>) as a
     /// child; with a limit, first waits for a free slot. Await the result before the next spawn.
     /// </summary>
-    /// <returns>A job that completes once the child was started (at once without a limit or with a free
-    /// slot, allocating nothing then). If the scope is canceled, no child is started and it ends with
+    /// <returns>A job that completes once the child was spawned (queued on the runtime: at once without
+    /// a limit or with a free slot, allocating nothing then). A spawned child whose body has not
+    /// started when the scope is canceled ends canceled without running it, as a
+    /// <c>Task.Run(body, canceledToken)</c> does: do not hand it anything only its body would release.
+    /// If the scope is canceled before the spawn, no child is spawned and this job ends with
     /// the scope's first failure when a child's failure canceled it (the exception awaiting the scope
     /// throws), else with <see cref="OperationCanceledException"/>: a spawning loop stops with the
     /// scope, with the exception that stopped it, also while it waits for a slot.</returns>

@@ -124,4 +124,37 @@ public class SynchronousWaitTests
         });
         Assert.Equal(42, result);
     }
+
+    [Fact]
+    public void Wait_OnManyThreadPoolThreadsForJobsThatSuspend_EveryWaitReturnsItsResult()
+    {
+        // A pool thread sleeps through a task the completion finishes (so the pool sees a blocked
+        // thread and adds more); the completion races the sleeper attaching that task.
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        var callers = new Task<int>[64];
+        for (int i = 0; i < callers.Length; i++)
+        {
+            int n = i;
+            callers[i] = Task.Run(() =>
+            {
+                int sum = 0;
+                for (int round = 0; round < 50; round++)
+                {
+                    sum += runtime.Spawn(n, static async x =>
+                    {
+                        await Task.Yield();
+                        return x;
+                    }).Wait();
+                }
+
+                return sum;
+            });
+        }
+
+        Assert.True(Task.WaitAll(callers, TimeSpan.FromSeconds(120)));
+        for (int i = 0; i < callers.Length; i++)
+        {
+            Assert.Equal(50 * i, callers[i].Result);
+        }
+    }
 }
