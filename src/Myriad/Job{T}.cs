@@ -17,7 +17,7 @@ namespace Myriad;
 /// result) exactly once. Awaiting it twice, or reading its result after its pooled state was reused,
 /// throws <see cref="InvalidOperationException"/>. Use <see cref="AsTask"/> to share a result among
 /// several consumers. The check compares a 16-bit version, as <see cref="ValueTask{TResult}"/>'s
-/// does, but each use moves it twice (the consumer's claim, then the release): it wraps after 32,768
+/// does: it wraps after 65,536
 /// reuses of one pooled cell, so a stale handle kept that long reads another operation's result
 /// instead of throwing.</para>
 /// <para>A job that completed synchronously carries its result inline and allocates nothing. A job

@@ -51,7 +51,6 @@ public abstract class JobBox<T> : JobCell
     internal T GetResult(short token)
     {
         WaitForCompletion(token);
-        ClaimOutcome(token);
         JobFailure? error = _aux as JobFailure;
         T result = _result;
         Release();

@@ -174,7 +174,7 @@ public sealed class ChanRangeTests
     /// <summary>
     /// The range keeps its last receive (waiter W, version t) while its completed MoveNextAsync is not
     /// yet consumed. W goes back to its pool and serves other receives of the same channel; each use
-    /// moves the 16-bit version by 2, so after 32,768 uses W is queued again with version t. The
+    /// moves the 16-bit version by 1, so after 65,536 uses W is queued again with version t. The
     /// version alone would take that other receive for the range's own and withdraw it.
     /// </summary>
     [Fact]
@@ -189,13 +189,13 @@ public sealed class ChanRangeTests
 
         object? w = null;
         Job<ReceiveResult<int>> victim = default;
-        for (int i = 0; i < 32768; i++)
+        for (int i = 0; i < 65536; i++)
         {
             Job<ReceiveResult<int>> r = ch.ReceiveOkAsync();
             Assert.NotNull(r._box);
             w ??= r._box;
             Assert.Same(w, r._box);
-            if (i == 32767)
+            if (i == 65535)
             {
                 victim = r; // W again, queued, with the version the range's stale receive carries
                 break;
