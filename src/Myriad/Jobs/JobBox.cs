@@ -65,7 +65,7 @@ public abstract class JobBox<T> : JobCell
     /// </summary>
     internal T ConsumeResultForObserver(short token, out Exception? error)
     {
-        if (!TryClaimOutcome(token))
+        if (!HoldsCurrentUse(token))
         {
             error = ThrowHelper.ConsumedTwice();
             return default!;
