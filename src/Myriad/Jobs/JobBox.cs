@@ -65,7 +65,7 @@ public abstract class JobBox<T> : JobCell
     /// </summary>
     internal T ConsumeResultForObserver(short token, out Exception? error)
     {
-        if (!HoldsCurrentUse(token))
+        if (!IsCompletedNoThrow(token))
         {
             error = ThrowHelper.ConsumedTwice();
             return default!;
