@@ -513,6 +513,9 @@ internal sealed partial class ChanBridge<T>
         /// <summary>Set while a <see cref="MoveNextAsync"/> that waits has not had its outcome consumed.</summary>
         private bool _waiting;
 
+        /// <summary>Set by <see cref="DisposeAsync"/>; once set, never unset.</summary>
+        private bool _disposed;
+
         public T Current => _current;
 
         public ValueTask<bool> MoveNextAsync()
@@ -520,6 +523,13 @@ internal sealed partial class ChanBridge<T>
             if (_waiting)
             {
                 throw ChanErrors.MoveNextWhilePending();
+            }
+
+            if (_disposed)
+            {
+                // As a compiler-generated async iterator: a disposed enumeration has ended, and it
+                // must not take an item from the channel that nobody would see.
+                return new ValueTask<bool>(false);
             }
 
             if (cancellationToken.IsCancellationRequested)
@@ -542,6 +552,7 @@ internal sealed partial class ChanBridge<T>
         /// <summary>Ends the enumeration, withdrawing a waiting <see cref="MoveNextAsync"/> that no item reached yet (see the remarks).</summary>
         public ValueTask DisposeAsync()
         {
+            _disposed = true;
             if (Volatile.Read(ref _waiting))
             {
                 TryWithdrawReceive(ChanErrors.ReadWithdrawnByDispose()); // steps 1 and 2

@@ -87,6 +87,9 @@ public sealed class ChanRange<T> : JobBox<bool>, IAsyncEnumerable<T>, IAsyncEnum
     /// pool), cleared by step 1 before it starts the next receive.
     /// </summary>
     private bool _receiveEnded;
+
+    /// <summary>Set by <see cref="DisposeAsync"/>; once set, never unset.</summary>
+    private bool _disposed;
     private T _current = default!;
     private int _enumerated;
 
@@ -125,7 +128,8 @@ public sealed class ChanRange<T> : JobBox<bool>, IAsyncEnumerable<T>, IAsyncEnum
 
     /// <summary>
     /// Receives the next item (step 1 of the protocol): true with <see cref="Current"/> set, false once
-    /// the channel is closed and drained. Throws the close error after the last item, or
+    /// the channel is closed and drained, or once <see cref="DisposeAsync"/> ended the enumeration
+    /// (nothing is taken then). Throws the close error after the last item, or
     /// <see cref="OperationCanceledException"/> if the token fires first, or if
     /// <see cref="DisposeAsync"/> withdrew the wait before an item reached it.
     /// </summary>
@@ -138,6 +142,13 @@ public sealed class ChanRange<T> : JobBox<bool>, IAsyncEnumerable<T>, IAsyncEnum
         if (_waiting)
         {
             throw ChanErrors.MoveNextWhilePending();
+        }
+
+        if (_disposed)
+        {
+            // As a compiler-generated async iterator: a disposed enumeration has ended, and it must
+            // not take an item from the channel that nobody would see.
+            return new Job<bool>(false);
         }
 
         if (_token.IsCancellationRequested)
@@ -165,6 +176,7 @@ public sealed class ChanRange<T> : JobBox<bool>, IAsyncEnumerable<T>, IAsyncEnum
     /// </summary>
     public ValueTask DisposeAsync()
     {
+        _disposed = true;
         if (Volatile.Read(ref _waiting))
         {
             _channel.TryWithdrawReceiver(_receive, ref _receiveEnded, ChanErrors.ReadWithdrawnByDispose()); // steps 1-3

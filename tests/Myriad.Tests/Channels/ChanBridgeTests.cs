@@ -81,6 +81,21 @@ public sealed class ChanBridgeTests
     }
 
     [Fact]
+    public async Task ReaderReadAllAsync_MoveNextAfterDisposeAsync_ReturnsFalseAndTakesNothing()
+    {
+        var ch = Chan.Unbounded<int>();
+        Assert.True(ch.Writer.TryWrite(1));
+        Assert.True(ch.Writer.TryWrite(2));
+        IAsyncEnumerator<int> e = ch.Reader.ReadAllAsync().GetAsyncEnumerator();
+        Assert.True(await e.MoveNextAsync());
+        await e.DisposeAsync();
+
+        Assert.False(await e.MoveNextAsync());
+        Assert.True(ch.Reader.TryRead(out int left)); // the item a disposed enumeration would have taken
+        Assert.Equal(2, left);
+    }
+
+    [Fact]
     public void TryWrite_FullOrClosed_ReturnsFalse()
     {
         var ch = Chan.Bounded<int>(1);

@@ -54,6 +54,22 @@ public sealed class ChanRangeTests
     }
 
     [Fact]
+    public async Task MoveNextAsync_AfterDisposeAsync_ReturnsFalseAndTakesNothing()
+    {
+        Chan<int> ch = Chan.Bounded<int>(4);
+        ch.TrySend(1);
+        ch.TrySend(2);
+        ChanRange<int> range = ch.ReadAllAsync();
+        Assert.True(range.MoveNextAsync().Wait());
+        await range.DisposeAsync();
+
+        Assert.False(range.MoveNextAsync().Wait());
+        Assert.False(await ((IAsyncEnumerator<int>)range).MoveNextAsync());
+        Assert.True(ch.TryReceive(out int left)); // the item a disposed enumeration would have taken
+        Assert.Equal(2, left);
+    }
+
+    [Fact]
     public void GetAsyncEnumerator_SecondCall_EnumeratesIndependently()
     {
         Chan<int> ch = Chan.Bounded<int>(4);
