@@ -6,7 +6,17 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-if go_bin=$(bash bench/go/install-go.sh | tail -1) && [ -x "$go_bin" ]; then
+# Help and listing options run nothing, so they need no Go toolchain.
+needs_go=1
+for arg in "$@"; do
+  case "$arg" in
+    -h|--help|-\?|--list) needs_go=0 ;;
+  esac
+done
+
+if [ "$needs_go" = 0 ]; then
+  :
+elif go_bin=$(bash bench/go/install-go.sh | tail -1) && [ -x "$go_bin" ]; then
   export PATH="$(dirname "$go_bin"):$PATH"
 else
   echo "compare.sh: could not install Go; the Go variants will show as missing" >&2
