@@ -32,6 +32,12 @@ public readonly partial struct Job
     /// <summary>Whether the job has completed successfully.</summary>
     public bool IsCompletedSuccessfully => _inner.IsCompletedSuccessfully;
 
+    /// <inheritdoc cref="Job{T}.IsFaulted"/>
+    public bool IsFaulted => _inner.IsFaulted;
+
+    /// <inheritdoc cref="Job{T}.IsCanceled"/>
+    public bool IsCanceled => _inner.IsCanceled;
+
     /// <summary>Gets the awaiter for <c>await</c>.</summary>
     public JobAwaiter GetAwaiter() => new(_inner);
 
@@ -68,9 +74,13 @@ public readonly partial struct Job
     public static Job<T> FromResult<T>(T result) => new(result);
 
     /// <summary>A job that failed with <paramref name="exception"/>.</summary>
+    /// <remarks>An <see cref="OperationCanceledException"/> makes a canceled job (<see cref="IsCanceled"/>),
+    /// as it does when thrown from an <c>async</c> method; <see cref="Task.FromException(Exception)"/>
+    /// would make a faulted task of it.</remarks>
     public static Job FromException(Exception exception) => new(FromException<VoidResult>(exception));
 
     /// <summary>A job of <typeparamref name="T"/> that failed with <paramref name="exception"/>.</summary>
+    /// <remarks><inheritdoc cref="FromException(Exception)" path="/remarks"/></remarks>
     public static Job<T> FromException<T>(Exception exception)
     {
         PooledBox<T> box = PooledBox<T>.Faulted(exception);

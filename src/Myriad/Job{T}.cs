@@ -22,9 +22,12 @@ namespace Myriad;
 /// instead of throwing.</para>
 /// <para>A job that completed synchronously carries its result inline and allocates nothing. A job
 /// that suspended points at pooled state that returns to its pool once the result is consumed.</para>
-/// <para>Awaiting a job resumes the awaiter on the thread that completes the job (inline while the
-/// stack is shallow, through the trampoline otherwise); it never captures the awaiting code's
-/// <see cref="System.Threading.SynchronizationContext"/>.</para>
+/// <para>A job awaiting a job resumes on its own runtime: on the thread that completes the awaited
+/// job (inline while the stack is shallow, through the trampoline otherwise) when that thread is one
+/// of its runtime's, queued to its runtime otherwise. Code that is not a job (an <c>async Task</c>
+/// method) resumes as after awaiting a <c>Task</c>: on its captured
+/// <see cref="System.Threading.SynchronizationContext"/> unless <see cref="ConfigureAwait"/> says
+/// otherwise, and never on a runtime's thread.</para>
 /// </remarks>
 [AsyncMethodBuilder(typeof(JobMethodBuilder<>))]
 [StructLayout(LayoutKind.Auto)]
@@ -54,6 +57,17 @@ public readonly struct Job<T>
 
     /// <summary>Whether the job has completed successfully.</summary>
     public bool IsCompletedSuccessfully => _box is null || (_box.IsCompleted(_token) && _box.ErrorUnchecked is null);
+
+    /// <summary>Whether the job has completed with an exception other than an <see cref="OperationCanceledException"/>, as <see cref="ValueTask{TResult}.IsFaulted"/>.</summary>
+    public bool IsFaulted => _box is not null && _box.IsCompleted(_token) && _box.ErrorUnchecked is { } error && error is not OperationCanceledException;
+
+    /// <summary>
+    /// Whether the job has completed with an <see cref="OperationCanceledException"/>, as
+    /// <see cref="ValueTask{TResult}.IsCanceled"/>. Every failure of that type counts, however it came
+    /// (a token, <see cref="Job.FromCanceled{T}"/>, or the exception thrown or passed to
+    /// <see cref="Job.FromException{T}"/>), as for an <c>async Task</c> method that throws it.
+    /// </summary>
+    public bool IsCanceled => _box is not null && _box.IsCompleted(_token) && _box.ErrorUnchecked is OperationCanceledException;
 
     /// <summary>Gets the awaiter for <c>await</c>.</summary>
     // AggressiveOptimization here and below: optimized from the first call, so that one-shot

@@ -47,7 +47,7 @@ public sealed class Promise<T>
     /// <summary>Completes with a result; false if already completed.</summary>
     public bool TrySetResult(T result) => _cell.TryClaim() && _cell.TrySetResult(result);
 
-    /// <summary>Completes with an exception; false if already completed.</summary>
+    /// <summary>Completes with an exception (an <see cref="OperationCanceledException"/> completes it as canceled, see <see cref="Job.FromException{T}"/>); false if already completed.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="exception"/> is null.</exception>
     public bool TrySetException(Exception exception)
     {
@@ -74,6 +74,16 @@ public sealed class Promise<T>
     public void SetException(Exception exception)
     {
         if (!TrySetException(exception))
+        {
+            ThrowHelper.ThrowAlreadyCompleted();
+        }
+    }
+
+    /// <summary>Completes as canceled (the awaiter gets <see cref="OperationCanceledException"/> carrying <paramref name="cancellationToken"/>).</summary>
+    /// <exception cref="InvalidOperationException">Already completed.</exception>
+    public void SetCanceled(CancellationToken cancellationToken = default)
+    {
+        if (!TrySetCanceled(cancellationToken))
         {
             ThrowHelper.ThrowAlreadyCompleted();
         }

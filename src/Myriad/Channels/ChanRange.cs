@@ -127,6 +127,17 @@ public sealed class ChanRange<T> : JobBox<bool>, IAsyncEnumerable<T>, IAsyncEnum
     IAsyncEnumerator<T> IAsyncEnumerable<T>.GetAsyncEnumerator(CancellationToken cancellationToken) => GetAsyncEnumerator(cancellationToken);
 
     /// <summary>
+    /// The enumeration through <see cref="IAsyncEnumerable{T}"/>, configured as
+    /// <see cref="TaskAsyncEnumerableExtensions.ConfigureAwait{T}(IAsyncEnumerable{T}, bool)"/> does:
+    /// for <c>await foreach (var x in ch.ReadAllAsync().ConfigureAwait(false))</c> in code that is not
+    /// a job. (Without this method that call would not compile: this type is also
+    /// <see cref="IAsyncDisposable"/>, which has a <c>ConfigureAwait</c> extension of its own.)
+    /// </summary>
+    /// <param name="continueOnCapturedContext">Whether to resume on the captured context, as for a <see cref="Task"/>.</param>
+    public System.Runtime.CompilerServices.ConfiguredCancelableAsyncEnumerable<T> ConfigureAwait(bool continueOnCapturedContext) =>
+        TaskAsyncEnumerableExtensions.ConfigureAwait((IAsyncEnumerable<T>)this, continueOnCapturedContext);
+
+    /// <summary>
     /// Receives the next item (step 1 of the protocol): true with <see cref="Current"/> set, false once
     /// the channel is closed and drained, or once <see cref="DisposeAsync"/> ended the enumeration
     /// (nothing is taken then). Throws the close error after the last item, or

@@ -70,6 +70,22 @@ public sealed class ChanRangeTests
     }
 
     [Fact]
+    public async Task ConfigureAwait_False_CompilesAndEnumeratesEveryItem()
+    {
+        Chan<int> ch = Chan.Bounded<int>(4);
+        ch.TrySend(1);
+        ch.TrySend(2);
+        ch.Close();
+        int sum = 0;
+        await foreach (int item in ch.ReadAllAsync().ConfigureAwait(false))
+        {
+            sum += item;
+        }
+
+        Assert.Equal(3, sum);
+    }
+
+    [Fact]
     public void GetAsyncEnumerator_SecondCall_EnumeratesIndependently()
     {
         Chan<int> ch = Chan.Bounded<int>(4);

@@ -482,4 +482,42 @@ public class JobTests
         Assert.True(((IAsyncResult)selected).AsyncWaitHandle.WaitOne(TimeSpan.FromSeconds(10)), "the select's task never completed");
         Assert.Same(boom, Assert.Throws<InvalidOperationException>(() => selected.GetAwaiter().GetResult()));
     }
+
+    [Fact]
+    public void IsFaultedAndIsCanceled_EachOutcome_MatchValueTask()
+    {
+        Assert.False(AddOneSync(1).IsFaulted);
+        Assert.False(AddOneSync(1).IsCanceled);
+
+        Job<int> pending = Pending(out Promise<int> gate);
+        Assert.False(pending.IsFaulted);
+        Assert.False(pending.IsCanceled);
+        gate.SetResult(1);
+        Assert.False(pending.IsFaulted);
+        Assert.False(pending.IsCanceled);
+
+        Job<int> faulted = ThrowSync();
+        Assert.True(faulted.IsFaulted);
+        Assert.False(faulted.IsCanceled);
+
+        Job canceled = Job.FromCanceled(new CancellationToken(canceled: true));
+        Assert.True(canceled.IsCanceled);
+        Assert.False(canceled.IsFaulted);
+        Assert.True(Job.FromException(new FormatException()).IsFaulted);
+        Assert.True(Job.FromException(new OperationCanceledException()).IsCanceled); // as an async method that throws it
+
+        ValueTask<int> asValueTask = ThrowSync().AsValueTask();
+        Assert.True(asValueTask.IsFaulted);
+    }
+
+    [Fact]
+    public void IsFaulted_ConsumedHandle_ThrowsInvalidOperation()
+    {
+        Job<int> job = AwaitThenAdd(Pending(out Promise<int> gate), 1);
+        gate.SetException(new FormatException());
+        Assert.True(job.IsFaulted);
+        Assert.Throws<FormatException>(() => job.Wait());
+        Assert.Throws<InvalidOperationException>(() => job.IsFaulted);
+        Assert.Throws<InvalidOperationException>(() => job.IsCanceled);
+    }
 }

@@ -1,4 +1,5 @@
 using System;
+using System.Threading;
 using Xunit;
 
 namespace Myriad.Tests.Jobs;
@@ -47,5 +48,19 @@ public sealed class PromiseTests
         promise.SetResult(10);
         Assert.Equal(11, first.Wait());
         Assert.Throws<InvalidOperationException>(() => b.Wait()); // consumed through a
+    }
+
+    [Fact]
+    public void SetCanceled_Pending_AwaiterGetsCancellationWithTheToken()
+    {
+        var promise = new Promise<int>();
+        using var source = new CancellationTokenSource();
+        source.Cancel();
+        promise.SetCanceled(source.Token);
+
+        Assert.True(promise.Job.IsCanceled);
+        OperationCanceledException canceled = Assert.ThrowsAny<OperationCanceledException>(() => promise.Job.Wait());
+        Assert.Equal(source.Token, canceled.CancellationToken);
+        Assert.Contains("already", Assert.Throws<InvalidOperationException>(() => promise.SetCanceled()).Message);
     }
 }
