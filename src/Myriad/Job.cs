@@ -56,6 +56,21 @@ public readonly partial struct Job
     /// <summary>Blocks until the job completes (consuming it); see <see cref="Job{T}.Wait"/>.</summary>
     public void Wait() => _inner.Wait();
 
+    /// <inheritdoc cref="Job{T}.WaitAsync(CancellationToken)"/>
+    public Job WaitAsync(CancellationToken cancellationToken) =>
+        new(WaitAsyncCore(_inner, Timeout.InfiniteTimeSpan, null, cancellationToken));
+
+    /// <inheritdoc cref="Job{T}.WaitAsync(TimeSpan, CancellationToken)"/>
+    public Job WaitAsync(TimeSpan timeout, CancellationToken cancellationToken = default) =>
+        new(WaitAsyncCore(_inner, timeout, null, cancellationToken));
+
+    /// <inheritdoc cref="Job{T}.WaitAsync(TimeSpan, TimeProvider, CancellationToken)"/>
+    public Job WaitAsync(TimeSpan timeout, TimeProvider timeProvider, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(timeProvider);
+        return new(WaitAsyncCore(_inner, timeout, timeProvider, cancellationToken));
+    }
+
     /// <summary>A <see cref="ValueTask"/> over the same state, without allocation. Consumes the job.</summary>
     public ValueTask AsValueTask() => _inner._box switch
     {

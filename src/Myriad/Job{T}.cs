@@ -1,6 +1,7 @@
 using System;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
+using System.Threading;
 using System.Threading.Tasks;
 using Myriad.Interop;
 using Myriad.Jobs;
@@ -84,6 +85,60 @@ public readonly struct Job<T>
     /// run on the calling thread.
     /// </summary>
     public T Wait() => _box is null ? _result : _box.GetResult(_token);
+
+    /// <summary>
+    /// A job that completes as this one does, or fails with <see cref="OperationCanceledException"/>
+    /// when <paramref name="cancellationToken"/> fires first, as <see cref="Task{TResult}.WaitAsync(CancellationToken)"/>.
+    /// </summary>
+    /// <remarks><inheritdoc cref="WaitAsync(TimeSpan, TimeProvider, CancellationToken)" path="/remarks"/></remarks>
+    /// <param name="cancellationToken">Ends the wait (not the job) with <see cref="OperationCanceledException"/>.</param>
+    /// <exception cref="InvalidOperationException">This handle was already consumed.</exception>
+    public Job<T> WaitAsync(CancellationToken cancellationToken) =>
+        Job.WaitAsyncCore(this, Timeout.InfiniteTimeSpan, null, cancellationToken);
+
+    /// <summary>
+    /// A job that completes as this one does, or fails with <see cref="TimeoutException"/> when
+    /// <paramref name="timeout"/> passes first (or with <see cref="OperationCanceledException"/> when
+    /// <paramref name="cancellationToken"/> fires first), as <see cref="Task{TResult}.WaitAsync(TimeSpan, CancellationToken)"/>.
+    /// The timeout runs on the clock of the runtime this is called on, as <see cref="Job.Delay(TimeSpan, CancellationToken)"/>
+    /// does (virtual time on a <see cref="DeterministicRuntime"/>).
+    /// </summary>
+    /// <remarks><inheritdoc cref="WaitAsync(TimeSpan, TimeProvider, CancellationToken)" path="/remarks"/></remarks>
+    /// <param name="timeout">How long to wait: <see cref="Timeout.InfiniteTimeSpan"/> for no limit; zero fails at once unless the job has completed.</param>
+    /// <param name="cancellationToken">Ends the wait (not the job) with <see cref="OperationCanceledException"/>.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="timeout"/> is negative (other than
+    /// infinite) or longer than about 49.7 days.</exception>
+    /// <exception cref="InvalidOperationException">This handle was already consumed.</exception>
+    public Job<T> WaitAsync(TimeSpan timeout, CancellationToken cancellationToken = default) =>
+        Job.WaitAsyncCore(this, timeout, null, cancellationToken);
+
+    /// <summary>
+    /// As <see cref="WaitAsync(TimeSpan, CancellationToken)"/>, with <paramref name="timeout"/> measured
+    /// by <paramref name="timeProvider"/>.
+    /// </summary>
+    /// <remarks>
+    /// <para>This consumes the job, as awaiting it would: await the returned job instead. A job that
+    /// has completed already is returned as it is, and so is one given neither a finite timeout nor a
+    /// cancelable token. The wait ends early, the job does not: it runs on, and when it ends after the
+    /// timeout or the cancellation, its outcome has no awaiter left, so a failure other than a
+    /// cancellation raises <see cref="JobRuntime.UnobservedException"/> and a result that implements
+    /// <see cref="IDisposable"/> (a <see cref="Coordination.JobMutex.Releaser"/>) is disposed, as a
+    /// <see cref="Job.WhenAny{T}(Job{T}[])"/> loser's. To stop the work itself, give it a token.</para>
+    /// <para>A pending wait holds a linked <see cref="CancellationTokenSource"/> and two small jobs; once the
+    /// job completes first, its timer leaves the wheel and its registration leaves the caller's token at once.</para>
+    /// </remarks>
+    /// <param name="timeout">How long to wait: <see cref="Timeout.InfiniteTimeSpan"/> for no limit; zero fails at once unless the job has completed.</param>
+    /// <param name="timeProvider">The clock that measures <paramref name="timeout"/>.</param>
+    /// <param name="cancellationToken">Ends the wait (not the job) with <see cref="OperationCanceledException"/>.</param>
+    /// <exception cref="ArgumentNullException"><paramref name="timeProvider"/> is null.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="timeout"/> is negative (other than
+    /// infinite) or longer than about 49.7 days.</exception>
+    /// <exception cref="InvalidOperationException">This handle was already consumed.</exception>
+    public Job<T> WaitAsync(TimeSpan timeout, TimeProvider timeProvider, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(timeProvider);
+        return Job.WaitAsyncCore(this, timeout, timeProvider, cancellationToken);
+    }
 
     /// <summary>A <see cref="ValueTask{TResult}"/> over the same state, without allocation. Consumes the job.</summary>
     public ValueTask<T> AsValueTask() => _box switch

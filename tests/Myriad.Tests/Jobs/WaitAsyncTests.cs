@@ -1,0 +1,175 @@
+using System;
+using System.Threading;
+using System.Threading.Tasks;
+using Microsoft.Extensions.Time.Testing;
+using Myriad.Coordination;
+using Myriad.Scheduling;
+using Myriad.Tests.Support;
+using Xunit;
+
+namespace Myriad.Tests.Jobs;
+
+/// <summary><see cref="Job{T}.WaitAsync(TimeSpan, CancellationToken)"/> and its overloads: a bounded wait for a job, as <c>Task.WaitAsync</c>.</summary>
+public sealed class WaitAsyncTests
+{
+    private static readonly TimeSpan Settle = TimeSpan.FromSeconds(30);
+
+    private static async Job<int> AfterGate(Job<int> gate) => await gate + 1;
+
+    [Fact]
+    public void WaitAsync_CompletedJob_ReturnsItAsItIs()
+    {
+        Job<int> done = Job.FromResult(5);
+        Assert.Equal(5, done.WaitAsync(TimeSpan.Zero).Wait());
+        Job<int> waited = AfterGate(Job.FromResult(1)).WaitAsync(TimeSpan.FromSeconds(1), new CancellationToken(canceled: true));
+        Assert.True(waited.IsCompletedSuccessfully); // completed wins over a canceled token, as for a Task
+        Assert.Equal(2, waited.Wait());
+    }
+
+    [Fact]
+    public void WaitAsync_JobFinishesFirst_GivesItsResultAndFreesTheTimer()
+    {
+        var clock = new FakeTimeProvider();
+        var gate = new Promise<int>();
+        Job<int> waited = AfterGate(gate.Job).WaitAsync(TimeSpan.FromMinutes(1), clock);
+        Assert.Equal(1, TimerQueue.For(clock).Count);
+        Assert.False(waited.IsCompleted);
+
+        gate.SetResult(41);
+
+        Assert.Equal(42, waited.Wait());
+        Assert.Equal(0, TimerQueue.For(clock).Count); // the timer left the wheel when the job won
+        clock.Advance(TimeSpan.FromMinutes(2));
+    }
+
+    [Fact]
+    public void WaitAsync_TimeoutFirst_ThrowsTimeoutAndALaterFailureIsReportedUnobserved()
+    {
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        var reported = new Promise<Exception>();
+        runtime.UnobservedException += (_, e) => reported.TrySetResult(e.Exception);
+        var gate = new Promise<int>();
+
+        Exception error = Bounded.Run(runtime, async () =>
+        {
+            Job<int> slow = runtime.Spawn(gate, static async g => await g.Job == 0 ? throw new FormatException("too late") : 1);
+            try
+            {
+                await slow.WaitAsync(TimeSpan.FromMilliseconds(20));
+                return (Exception)new InvalidOperationException("no timeout");
+            }
+            catch (Exception e)
+            {
+                return e;
+            }
+        });
+
+        Assert.IsType<TimeoutException>(error);
+        Assert.Equal(0, runtime.UnobservedExceptionCount);
+        gate.SetResult(0);
+        Assert.True(reported.Job.AsTask().Wait(Settle), "the late failure was not reported");
+        Assert.IsType<FormatException>(reported.Job.AsTask().Result);
+    }
+
+    [Fact]
+    public void WaitAsync_TokenFirst_ThrowsOperationCanceledWithThatToken()
+    {
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        using var source = new CancellationTokenSource();
+        var gate = new Promise<int>();
+        Job<int> waited = runtime.Spawn((gate, source.Token), static s => AfterGate(s.gate.Job).WaitAsync(s.Token));
+        Assert.False(waited.IsCompleted);
+
+        source.Cancel();
+
+        OperationCanceledException canceled = Assert.ThrowsAny<OperationCanceledException>(() => TestHelpers.OnThread(() => waited.Wait(), timeout: Settle));
+        Assert.Equal(source.Token, canceled.CancellationToken);
+        gate.SetResult(1); // the job runs on and ends; its result has nobody to go to
+    }
+
+    [Fact]
+    public void WaitAsync_PendingJobAndCanceledTokenOrZeroTimeout_EndsAtOnce()
+    {
+        var gate = new Promise<int>();
+        Job<int> canceled = AfterGate(gate.Job).WaitAsync(new CancellationToken(canceled: true));
+        Assert.True(canceled.IsCanceled);
+        Assert.ThrowsAny<OperationCanceledException>(() => canceled.Wait());
+
+        Job<int> timedOut = AfterGate(new Promise<int>().Job).WaitAsync(TimeSpan.Zero);
+        Assert.True(timedOut.IsFaulted);
+        Assert.Throws<TimeoutException>(() => timedOut.Wait());
+    }
+
+    [Fact]
+    public void WaitAsync_LockAcquiredAfterTheTimeout_GivesTheLockBack()
+    {
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        var mutex = new JobMutex();
+        JobMutex.Releaser held = mutex.LockAsync().Wait();
+
+        Type error = Bounded.Run(runtime, async () =>
+        {
+            try
+            {
+                using (await mutex.LockAsync().WaitAsync(TimeSpan.FromMilliseconds(20)))
+                {
+                    return typeof(void);
+                }
+            }
+            catch (Exception e)
+            {
+                return e.GetType();
+            }
+        });
+
+        Assert.Equal(typeof(TimeoutException), error);
+        held.Dispose(); // hands the lock to the timed-out acquisition, which disposes it at once
+        Job<JobMutex.Releaser> again = mutex.LockAsync().WaitAsync(Settle);
+        using (TestHelpers.OnThread(() => again.Wait(), timeout: Settle))
+        {
+        }
+    }
+
+    [Fact]
+    public void WaitAsync_OnDeterministicRuntime_TimesOutInVirtualTime()
+    {
+        using var runtime = new DeterministicRuntime(7);
+        DateTimeOffset start = runtime.Now;
+        TimeSpan elapsed = Bounded.Run(runtime, async () =>
+        {
+            try
+            {
+                await AfterGate(new Promise<int>().Job).WaitAsync(TimeSpan.FromHours(2));
+            }
+            catch (TimeoutException)
+            {
+            }
+
+            return runtime.Now - start;
+        });
+
+        Assert.Equal(TimeSpan.FromHours(2), elapsed);
+    }
+
+    [Fact]
+    public async Task WaitAsync_FromTaskCode_ResumesOffTheRuntime()
+    {
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        Job waited = runtime.Spawn(static async () => await Job.Delay(10)).WaitAsync(Settle);
+        await waited;
+        Assert.False(runtime.IsRuntimeThread);
+    }
+
+    [Fact]
+    public void WaitAsync_BadInput_ThrowsAtTheCall()
+    {
+        Assert.Throws<ArgumentOutOfRangeException>(() => AfterGate(new Promise<int>().Job).WaitAsync(TimeSpan.FromMilliseconds(-2)));
+        Assert.Throws<ArgumentNullException>(() => AfterGate(new Promise<int>().Job).WaitAsync(TimeSpan.FromSeconds(1), (TimeProvider)null!));
+
+        var gate = new Promise<int>();
+        Job<int> consumed = AfterGate(gate.Job);
+        gate.SetResult(1);
+        Assert.Equal(2, consumed.Wait());
+        Assert.Contains("consumed", Assert.Throws<InvalidOperationException>(() => consumed.WaitAsync(TimeSpan.FromSeconds(1))).Message);
+    }
+}
