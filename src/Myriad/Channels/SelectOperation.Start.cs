@@ -68,7 +68,8 @@ internal sealed partial class SelectOperation
     private const int Enqueued = -2;
 
     /// <summary>
-    /// Steps 1 to 4 with the channel locks held throughout. Returns the slot of the case performed in
+    /// Steps 1 to 4: a poll one lock at a time, then, if no case was ready, a poll and the queueing with
+    /// every channel lock held throughout. Returns the slot of the case performed in
     /// step 2 (its counterpart and the cell still to be completed by the caller), or
     /// <see cref="ResolvedByDefault"/>, or <see cref="Enqueued"/>.
     /// </summary>
@@ -90,6 +91,15 @@ internal sealed partial class SelectOperation
             int j = SelectRandom.Next(i + 1);
             pollOrder[i] = pollOrder[j];
             pollOrder[j] = i;
+        }
+
+        if (n > 1 && PollOneLockAtATime(slots, pollOrder) is int ready and >= 0)
+        {
+            return ready; // step 2, without taking every lock
+        }
+
+        for (int i = 0; i < n; i++)
+        {
             lockKeys[i] = LockKey(slots[i].Case!);
         }
 
@@ -126,6 +136,41 @@ internal sealed partial class SelectOperation
         _enqueued = true;
         UnlockAll(slots, held);
         return Enqueued;
+    }
+
+    /// <summary>
+    /// Step 1's fast path: polls the cases in the random order, each under its own channel's lock only,
+    /// and performs the first one that can complete (step 2). Returns its slot, or -1 when none could
+    /// (then the caller polls again under every lock, and queues the cases if still none can).
+    /// </summary>
+    /// <remarks>
+    /// <para>A select that finds a case ready, the common case of a loop over busy channels, then pays
+    /// one lock instead of sorting its channels and taking all their locks. Holding every lock is needed
+    /// only to queue the cases atomically (step 4); a case performed at once needs only its own
+    /// channel's lock, as a plain receive or send does, and nobody else can know this select yet.</para>
+    /// <para>The choice stays Go's: the first ready case in a uniform random order. A case polled
+    /// before the winner and found not ready may have become ready by the time the winner is
+    /// performed; the select is then linearized at the moment that case was polled, when it was not
+    /// ready, as a select polled under every lock would have been a moment earlier.</para>
+    /// </remarks>
+    private int PollOneLockAtATime(CaseSlot[] slots, ReadOnlySpan<int> pollOrder)
+    {
+        foreach (int i in pollOrder)
+        {
+            SelectCase c = slots[i].Case!;
+            c.EnterLock();
+            if (c.TryPerformLocked())
+            {
+                _committed = 1;
+                _winner = c.Index;
+                c.ExitLock();
+                return i;
+            }
+
+            c.ExitLock();
+        }
+
+        return -1;
     }
 
     /// <summary>

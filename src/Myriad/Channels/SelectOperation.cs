@@ -20,12 +20,14 @@ namespace Myriad.Channels;
 /// the one flag every party that may finish the select races for: a counterpart on any of the
 /// channels (through a case's <see cref="IWaiter{T}.TryClaim"/>), <see cref="Chan{T}.Close"/>, the
 /// timer, the cancellation token.
-/// 1. Start takes the locks of all its channels, ordered by identity hash code with try-locks among
-///    equal codes (no two selects can then deadlock; see <c>SelectOperation.Locks.cs</c>), and polls the cases in a fresh random order (so that among ready cases each is
-///    chosen with equal probability, as in Go).
-/// 2. If a case can complete, it is performed under those locks. Nobody else can know this select yet,
-///    so it commits without an atomic. Locks are released, then the counterpart waiter (if any) and
-///    the select's cell are completed.
+/// 1. Start polls the cases in a fresh random order (so that among ready cases each is chosen with
+///    equal probability, as in Go): first each under its own channel's lock alone (a select that finds
+///    a case ready pays one lock; see <c>PollOneLockAtATime</c>); if none could complete, it takes the
+///    locks of all its channels, ordered by identity hash code with try-locks among equal codes (no
+///    two selects can then deadlock; see <c>SelectOperation.Locks.cs</c>), and polls again in the same order.
+/// 2. If a case can complete, it is performed under its channel's lock. Nobody else can know this
+///    select yet, so it commits without an atomic. Locks are released, then the counterpart waiter
+///    (if any) and the select's cell are completed.
 /// 3. If none can and there is a default case, the select commits to it.
 /// 4. Otherwise every case is queued in its channel, still under all the locks, so no counterpart
 ///    sees a partly registered select. The locks are released; only then the timer and the token
