@@ -209,7 +209,11 @@ public readonly partial struct Job
     /// <see cref="System.Threading.Tasks.TaskScheduler.UnobservedTaskException"/>, as a <c>Task.WhenAny</c> loser's does.
     /// </summary>
     /// <remarks>
-    /// <para>Every handle is read before this returns: the caller may reuse <paramref name="jobs"/> at once.</para>
+    /// <para>Every handle is read before this returns: the caller may reuse <paramref name="jobs"/> at once.
+    /// Because every job is consumed, the <c>Task.WhenAny</c> loop that handles tasks as they finish
+    /// (remove the winner, call WhenAny again on the rest) does not carry over: spawn the jobs in a
+    /// <see cref="JobScope{T}"/> and <c>await foreach</c> over it (completion order), or convert each
+    /// job once with <see cref="Job{T}.AsTask"/>.</para>
     /// <para>To bound an acquisition (<c>mutex.LockAsync()</c>) with a timeout, prefer the operation's own
     /// <see cref="CancellationToken"/> (<see cref="CancellationTokenSource.CancelAfter(TimeSpan)"/>): a
     /// canceled wait acquires nothing. Racing it here is safe too (see <see cref="WhenAny{T}(Job{T}[])"/>).</para>
