@@ -314,6 +314,11 @@ public readonly partial struct Job
     /// </summary>
     private static void ReportLoserFailure(Scheduling.JobRuntime? home, Exception error)
     {
+        if (error is OperationCanceledException)
+        {
+            return; // a cancellation is not a failure to report, on a runtime (ReportDetachedFailure) or off one
+        }
+
         if ((home ?? Scheduling.SchedulerContext.Current?.Runtime) is { } runtime)
         {
             runtime.ReportDetachedFailure(error);

@@ -1,6 +1,8 @@
 using System;
 using System.Threading;
 using Myriad.Coordination;
+using Myriad.Internal;
+using Myriad.Jobs;
 
 namespace Myriad;
 
@@ -11,21 +13,6 @@ public readonly partial struct Job
     /// validated but for <paramref name="timeout"/>; a null <paramref name="timeProvider"/> means the
     /// clock of the calling runtime (the system clock outside any), as for <see cref="Delay(TimeSpan, CancellationToken)"/>.
     /// </summary>
-    /// <remarks>
-    /// <para><b>The race.</b> Two background jobs, each consumed by the combinators' shared observer
-    /// (as <see cref="WhenAny(Job[])"/>'s are), race to complete one promise:
-    /// 1. the observer awaits the job and hands its outcome over, failure included;
-    /// 2. the time limit awaits a delay of <paramref name="timeout"/> (an infinite one when there is
-    ///    none) on a token source linked to the caller's token, and then completes the promise with
-    ///    <see cref="TimeoutException"/>, or, when the caller's token ended the delay, as canceled.
-    /// The first to complete the promise wins. An observer that wins cancels the token source, so
-    /// that the delay leaves its timer wheel (and the caller's token) at once rather than at its due
-    /// time; a time limit that wins leaves the job to its observer, which reports a later failure as
-    /// unobserved and disposes a later result that owns something, as a WhenAny loser's.</para>
-    /// <para><b>Who disposes the token source.</b> Both jobs leave the race when they end; the second to
-    /// leave disposes it. The observer cancels it before it leaves, so a cancel never meets a disposed
-    /// source.</para>
-    /// </remarks>
     internal static Job<T> WaitAsyncCore<T>(Job<T> job, TimeSpan timeout, TimeProvider? timeProvider, CancellationToken cancellationToken)
     {
         TimerQueue.ThrowIfInvalid(timeout, nameof(timeout));
@@ -36,86 +23,170 @@ public readonly partial struct Job
             return job;
         }
 
-        var race = new WaitRace<T>(timeout, cancellationToken);
-        ConsumeInBackground(ObserveForWaitAsync(job, race)); // step 1
-        ConsumeInBackground(TimeLimitAsync(timeout, timeProvider is null ? null : TimerQueue.For(timeProvider), race)); // step 2
+        var race = new WaitRace<T>(job._box!.OwnerRuntime, cancellationToken);
+        race.Start(job, timeout, timeProvider is null ? null : TimerQueue.For(timeProvider));
         return race.Promise.Job;
     }
 
-    private static async Job ObserveForWaitAsync<T>(Job<T> job, WaitRace<T> race)
+    /// <summary>
+    /// One <see cref="WaitAsyncCore{T}"/> wait: the job, a timer and the caller's token race to complete
+    /// <see cref="Promise"/>, the job the caller awaits instead.
+    /// </summary>
+    /// <remarks>
+    /// <para><b>Parties.</b> The job's outcome arrives through an observer registered on its cell (no
+    /// job of its own, so nothing of it can be abandoned by a runtime's disposal, and no await that
+    /// could run a queued spawn inline first); the timer is a <see cref="TimerEntry"/> whose target is
+    /// this object, on the clock of the calling runtime (virtual on a deterministic runtime); the
+    /// token calls back through a registration. Each completes the promise with a <c>TrySet</c>: the
+    /// promise's own claim picks the one winner.</para>
+    /// <para><b>Protocol.</b>
+    /// 1. <see cref="Start"/> registers the observer (a refused registration throws at the call, before
+    ///    anything else exists; a job that completed meanwhile wins at once).
+    /// 2. It then arms the timer and the registration, each under <see cref="_gate"/> and only while
+    ///    the race is undecided (<see cref="_decided"/>); a zero timeout wins at once instead.
+    /// 3. The winner, after its <c>TrySet</c> succeeded, runs <see cref="Decide"/>: under the gate it sets
+    ///    <see cref="_decided"/> (once set, never unset) and takes what was armed, then, outside it,
+    ///    cancels the timer (its entry leaves the wheel at once) and drops the registration (it leaves
+    ///    the caller's token at once). An arming that comes after finds the race decided and undoes
+    ///    itself, so nothing armed outlives the race.
+    /// 4. A job that loses still ends some day and its outcome reaches the observer, which is the only
+    ///    one left to see it: a failure other than a cancellation is reported as unobserved, a result
+    ///    that owns something is disposed, as a <see cref="WhenAny{T}(Job{T}[])"/> loser's.</para>
+    /// </remarks>
+    private sealed class WaitRace<T>(Scheduling.JobRuntime? home, CancellationToken cancellationToken) : WorkItem
     {
-        Scheduling.JobRuntime? home = job._box?.OwnerRuntime; // read before the await consumes the job
-        Exception? error = null;
-        T result = default!;
-        try
-        {
-            result = await job;
-        }
-        catch (Exception e)
-        {
-            error = e;
-        }
+        private static readonly Action<object?> s_onCanceled = static s => ((WaitRace<T>)s!).OnCanceled();
 
-        bool won = error is null ? race.Promise.TrySetResult(result) : race.Promise.TrySetException(error);
-        if (won)
-        {
-            race.Stop.Cancel(); // ends the time limit's delay now
-        }
-        else if (error is not null)
-        {
-            ReportLoserFailure(home, error);
-        }
-        else if (result is IDisposable owned)
-        {
-            owned.Dispose(); // a lock or permit acquired too late goes back; a throw here reaches ObserverSink
-        }
+        /// <summary>The job the caller awaits instead of the one it gave.</summary>
+        internal readonly Promise<T> Promise = new("Job.WaitAsync");
 
-        race.Leave();
-    }
+        private readonly Lock _gate = new();
+        private readonly CancellationToken _cancellationToken = cancellationToken;
+        private TimeSpan _timeout;
+        private bool _decided;
+        private TimerEntry? _timer;
+        private CancellationTokenRegistration _registration;
 
-    private static async Job TimeLimitAsync<T>(TimeSpan timeout, TimerQueue? timers, WaitRace<T> race)
-    {
-        try
+        /// <summary>Steps 1 and 2.</summary>
+        internal void Start(Job<T> job, TimeSpan timeout, TimerQueue? timers)
         {
-            await DelayCore(timeout, timers, race.Stop.Token);
-            race.Promise.TrySetException(new TimeoutException($"The job did not complete within {timeout}."));
-        }
-        catch (OperationCanceledException) when (race.CallerToken.IsCancellationRequested)
-        {
-            race.Promise.TrySetCanceled(race.CallerToken);
-        }
-        catch (OperationCanceledException)
-        {
-            // The job won and canceled the delay.
-        }
-        finally
-        {
-            race.Leave();
-        }
-    }
+            _timeout = timeout;
+            job._box!.OnCompleted(new Observer(this), job._token); // step 1; throws for a job awaited elsewhere
 
-    /// <summary>The shared state of one <see cref="WaitAsyncCore{T}"/> race.</summary>
-    private sealed class WaitRace<T>(TimeSpan timeout, CancellationToken callerToken)
-    {
-        /// <summary>The job WaitAsync returns.</summary>
-        internal readonly Promise<T> Promise = new(timeout == Timeout.InfiniteTimeSpan ? "Job.WaitAsync(token)" : "Job.WaitAsync(timeout)");
-
-        internal readonly CancellationToken CallerToken = callerToken;
-
-        /// <summary>Linked to the caller's token; canceled also by an observer that wins.</summary>
-        internal readonly CancellationTokenSource Stop = callerToken.CanBeCanceled
-            ? CancellationTokenSource.CreateLinkedTokenSource(callerToken)
-            : new CancellationTokenSource();
-
-        /// <summary>Background jobs still in the race: 2, then 1, then 0 (the last one disposes <see cref="Stop"/>).</summary>
-        private int _members = 2;
-
-        internal void Leave()
-        {
-            if (Interlocked.Decrement(ref _members) == 0)
+            if (timeout == TimeSpan.Zero)
             {
-                Stop.Dispose();
+                OnTimeout(); // as Task.WaitAsync: no timer tick to wait for
             }
+            else if (timeout != Timeout.InfiniteTimeSpan)
+            {
+                var timer = new TimerEntry(this);
+                lock (_gate)
+                {
+                    if (!_decided)
+                    {
+                        _timer = timer;
+                        if (timers is null)
+                        {
+                            TimerQueue.Schedule(timer, timeout); // the calling runtime's clock
+                        }
+                        else
+                        {
+                            timers.Schedule(timer, timeout, TimerQueue.CurrentRuntime);
+                        }
+                    }
+                }
+            }
+
+            if (_cancellationToken.CanBeCanceled)
+            {
+                // Outside the gate: a token canceled already calls back at once, and its winner takes the gate.
+                CancellationTokenRegistration registration = _cancellationToken.UnsafeRegister(s_onCanceled, this);
+                bool kept;
+                lock (_gate)
+                {
+                    kept = !_decided;
+                    if (kept)
+                    {
+                        _registration = registration;
+                    }
+                }
+
+                if (!kept)
+                {
+                    registration.Unregister();
+                }
+            }
+        }
+
+        /// <summary>The timer fired (on the runtime the wait started on, or the thread pool outside any).</summary>
+        internal override void Execute(PerThread state) => OnTimeout();
+
+        private void OnTimeout()
+        {
+            if (Promise.TrySetException(new TimeoutException($"The job did not complete within {_timeout}.")))
+            {
+                Decide();
+            }
+        }
+
+        private void OnCanceled()
+        {
+            if (Promise.TrySetCanceled(_cancellationToken))
+            {
+                Decide();
+            }
+        }
+
+        /// <summary>Step 3, by the winner.</summary>
+        private void Decide()
+        {
+            TimerEntry? timer;
+            CancellationTokenRegistration registration;
+            lock (_gate)
+            {
+                _decided = true;
+                timer = _timer;
+                registration = _registration;
+                _timer = null;
+                _registration = default;
+            }
+
+            if (timer is not null)
+            {
+                TimerQueue.Cancel(timer);
+            }
+
+            registration.Unregister();
+        }
+
+        /// <summary>The job completed: it wins, or (step 4) its outcome has nobody left to go to.</summary>
+        private void OnJobCompleted(JobCell cell, short token)
+        {
+            T result = ((JobBox<T>)cell).ConsumeResultForObserver(token, out Exception? error);
+            if (error is null ? Promise.TrySetResult(result) : Promise.TrySetException(error))
+            {
+                Decide();
+            }
+            else if (error is not null)
+            {
+                ReportLoserFailure(home, error);
+            }
+            else if (result is IDisposable owned)
+            {
+                try
+                {
+                    owned.Dispose(); // a lock or permit acquired too late goes back
+                }
+                catch (Exception e)
+                {
+                    ThrowHelper.ContinuationFailed(e); // an observer must not throw; nobody else can see it
+                }
+            }
+        }
+
+        private sealed class Observer(WaitRace<T> race) : CellObserver
+        {
+            internal override void OnCellCompleted(JobCell cell, short token) => race.OnJobCompleted(cell, token);
         }
     }
 }

@@ -121,11 +121,14 @@ public readonly struct Job<T>
     /// has completed already is returned as it is, and so is one given neither a finite timeout nor a
     /// cancelable token. The wait ends early, the job does not: it runs on, and when it ends after the
     /// timeout or the cancellation, its outcome has no awaiter left, so a failure other than a
-    /// cancellation raises <see cref="JobRuntime.UnobservedException"/> and a result that implements
+    /// cancellation raises <see cref="JobRuntime.UnobservedException"/> (for a job of no runtime,
+    /// <see cref="TaskScheduler.UnobservedTaskException"/>) and a result that implements
     /// <see cref="IDisposable"/> (a <see cref="Coordination.JobMutex.Releaser"/>) is disposed, as a
     /// <see cref="Job.WhenAny{T}(Job{T}[])"/> loser's. To stop the work itself, give it a token.</para>
-    /// <para>A pending wait holds a linked <see cref="CancellationTokenSource"/> and two small jobs; once the
-    /// job completes first, its timer leaves the wheel and its registration leaves the caller's token at once.</para>
+    /// <para>A pending wait holds a promise, a timer entry and a registration on the token; whichever of
+    /// the job, the timer and the token ends the wait takes the timer out of its wheel and the
+    /// registration off the token as it does. A wait started on a runtime that is then disposed
+    /// ends when its job does (a job abandoned by the disposal ends canceled), or at its timeout.</para>
     /// </remarks>
     /// <param name="timeout">How long to wait: <see cref="Timeout.InfiniteTimeSpan"/> for no limit; zero fails at once unless the job has completed.</param>
     /// <param name="timeProvider">The clock that measures <paramref name="timeout"/>.</param>

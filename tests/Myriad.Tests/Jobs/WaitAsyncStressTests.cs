@@ -35,13 +35,14 @@ public sealed class WaitAsyncStressTests
             for (int i = 0; i < Waits; i++)
             {
                 sources[i] = new CancellationTokenSource();
-                CancellationToken token = (i % 3) == 0 ? sources[i].Token : default;
+                bool sure = i % 4 == 1; // a wait the job must win: no token, a timeout far beyond the job
+                CancellationToken token = !sure && (i % 3) == 0 ? sources[i].Token : default;
                 Job<int> work = runtime.Spawn(i, static async i =>
                 {
                     await Job.Delay(i % 2); // 0 or 1 ms: about when the 1 ms timer fires
                     return i;
                 });
-                waits[i] = work.WaitAsync(TimeSpan.FromMilliseconds(1), token);
+                waits[i] = work.WaitAsync(sure ? TimeSpan.FromMinutes(1) : TimeSpan.FromMilliseconds(1), token);
                 runtime.SpawnDetached(sources[i], static s => s.Cancel());
             }
 
@@ -68,7 +69,7 @@ public sealed class WaitAsyncStressTests
         }, TimeSpan.FromMinutes(2));
 
         Assert.Equal(Waits, results + timeouts + cancels);
-        Assert.True(results > 0, "no job won its race");
+        Assert.True(results >= Waits / 4, $"only {results} jobs won their race");
         Assert.Equal(0, failures); // the jobs never fail, so nothing may be reported
     }
 }

@@ -1,4 +1,5 @@
 using System;
+using System.Runtime.CompilerServices;
 using System.Threading;
 using System.Threading.Tasks;
 using Microsoft.Extensions.Time.Testing;
@@ -171,5 +172,126 @@ public sealed class WaitAsyncTests
         gate.SetResult(1);
         Assert.Equal(2, consumed.Wait());
         Assert.Contains("consumed", Assert.Throws<InvalidOperationException>(() => consumed.WaitAsync(TimeSpan.FromSeconds(1))).Message);
+    }
+
+    [Fact]
+    public void WaitAsync_RuntimeDisposedWhileWaiting_EndsWhenItsJobIsAbandoned()
+    {
+        var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        var gate = new Promise<int>();
+        using var source = new CancellationTokenSource();
+        Job<int> waited = runtime.Run((gate, source.Token), static s => Job.FromResult(AfterGate(s.gate.Job).WaitAsync(TimeSpan.FromHours(1), s.Token)));
+        Assert.False(waited.IsCompleted);
+
+        runtime.Dispose();
+        gate.SetResult(1); // wakes the job after the disposal: abandoned, it ends canceled
+
+        Assert.ThrowsAny<OperationCanceledException>(() => TestHelpers.OnThread(() => waited.Wait(), timeout: Settle));
+    }
+
+    [Fact]
+    public void WaitAsync_OnAQueuedSpawnFromItsOwnRuntime_DoesNotRunItInline()
+    {
+        // Awaiting a spawned job that has not started runs it on the awaiting worker (join helping);
+        // WaitAsync must not, or its timeout would start only once the job had run.
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1 });
+        var started = new StrongBox<bool>();
+        bool startedDuringTheCall = Bounded.Run(runtime, async () =>
+        {
+            await Task.Yield(); // onto the one worker (Run may start the body on the calling thread)
+            Assert.True(runtime.IsRuntimeThread);
+            Job<int> queued = runtime.Spawn(started, static s => { s.Value = true; return Job.FromResult(1); });
+            Job<int> waited = queued.WaitAsync(TimeSpan.FromMinutes(1));
+            bool during = started.Value; // the one worker runs this job, so nobody else can have started it
+            Assert.Equal(1, await waited);
+            return during;
+        });
+
+        Assert.False(startedDuringTheCall);
+        Assert.True(started.Value);
+    }
+
+    [Fact]
+    public void WaitAsync_OnCurrentThreadRuntime_TimesOut()
+    {
+        using var runtime = new CurrentThreadRuntime();
+        Type error = Bounded.Run(runtime, async () =>
+        {
+            try
+            {
+                await AfterGate(new Promise<int>().Job).WaitAsync(TimeSpan.FromMilliseconds(20));
+                return typeof(void);
+            }
+            catch (Exception e)
+            {
+                return e.GetType();
+            }
+        });
+
+        Assert.Equal(typeof(TimeoutException), error);
+    }
+
+    [Fact]
+    public void WaitAsync_UntypedJob_TimesOutOrCompletes()
+    {
+        var gate = new Promise<int>();
+        Job untyped = new Promise<int>().Job.AsJob();
+        Assert.Throws<TimeoutException>(() => untyped.WaitAsync(TimeSpan.Zero).Wait());
+
+        Job pending = AfterGate(gate.Job).AsJob().WaitAsync(TimeSpan.FromMinutes(1), new FakeTimeProvider());
+        gate.SetResult(1);
+        pending.Wait();
+
+        using var source = new CancellationTokenSource();
+        Job canceled = new Promise<int>().Job.AsJob().WaitAsync(source.Token);
+        source.Cancel();
+        Assert.True(canceled.IsCanceled);
+    }
+
+    [Fact]
+    public void WaitAsync_LateOutcomesOfNoRuntime_FailureReportedCancellationNot()
+    {
+        var failure = new FormatException("late failure of no runtime");
+        var cancellation = new OperationCanceledException("late cancellation of no runtime");
+        int failures = 0, cancellations = 0;
+        EventHandler<UnobservedTaskExceptionEventArgs> handler = (_, e) =>
+        {
+            if (e.Exception.InnerExceptions.Contains(failure))
+            {
+                Interlocked.Increment(ref failures);
+                e.SetObserved();
+            }
+            else if (e.Exception.InnerExceptions.Contains(cancellation))
+            {
+                Interlocked.Increment(ref cancellations);
+                e.SetObserved();
+            }
+        };
+        TaskScheduler.UnobservedTaskException += handler;
+        try
+        {
+            TestHelpers.OnThread(() =>
+            {
+                foreach (Exception late in new Exception[] { failure, cancellation })
+                {
+                    var gate = new Promise<int>();
+                    Assert.Throws<TimeoutException>(() => AfterGate(gate.Job).WaitAsync(TimeSpan.Zero).Wait());
+                    gate.SetException(late); // the loser ends now, on this thread of no runtime
+                }
+            });
+            for (int i = 0; i < 50 && Volatile.Read(ref failures) == 0; i++)
+            {
+                GC.Collect();
+                GC.WaitForPendingFinalizers();
+                Thread.Sleep(10);
+            }
+
+            Assert.Equal(1, Volatile.Read(ref failures));
+            Assert.Equal(0, Volatile.Read(ref cancellations));
+        }
+        finally
+        {
+            TaskScheduler.UnobservedTaskException -= handler;
+        }
     }
 }
