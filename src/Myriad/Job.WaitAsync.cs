@@ -23,6 +23,17 @@ public readonly partial struct Job
             return job;
         }
 
+        if (job._box!.ConsumingRunsUserCode)
+        {
+            // A select's handler runs when its result is consumed, which must happen in a job, never
+            // inside the completion the observer is called from: consume it in a job of its own.
+            job = Adapters.Forward(job);
+            if (job.IsCompleted)
+            {
+                return job;
+            }
+        }
+
         var race = new WaitRace<T>(job._box!.OwnerRuntime, cancellationToken);
         race.Start(job, timeout, timeProvider is null ? null : TimerQueue.For(timeProvider));
         return race.Promise.Job;

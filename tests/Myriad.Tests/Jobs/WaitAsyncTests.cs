@@ -3,6 +3,7 @@ using System.Runtime.CompilerServices;
 using System.Threading;
 using System.Threading.Tasks;
 using Microsoft.Extensions.Time.Testing;
+using Myriad.Channels;
 using Myriad.Coordination;
 using Myriad.Scheduling;
 using Myriad.Tests.Support;
@@ -293,5 +294,21 @@ public sealed class WaitAsyncTests
         {
             TaskScheduler.UnobservedTaskException -= handler;
         }
+    }
+
+    [Fact]
+    public void WaitAsync_OfASelect_RunsTheHandlerOnTheRuntimeNotWhereTheSendCompletesIt()
+    {
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        var channel = Chan.Unbuffered<int>();
+        var handlerOnRuntime = new StrongBox<bool?>();
+        Job<int> waited = runtime.Run((channel, handlerOnRuntime, runtime), static s => Job.FromResult(
+            Select.Receive(s.channel, s, static (st, _) => st.handlerOnRuntime.Value = st.runtime.IsRuntimeThread)
+                  .AsJob()
+                  .WaitAsync(TimeSpan.FromMinutes(1))));
+
+        TestHelpers.OnThread(() => channel.SendAsync(1).Wait(), timeout: Settle); // a plain thread completes the select
+        Assert.Equal(0, TestHelpers.OnThread(() => waited.Wait(), timeout: Settle));
+        Assert.True(handlerOnRuntime.Value);
     }
 }
