@@ -44,7 +44,7 @@ internal static class CompilerNames
 
     /// <summary>
     /// The public operation behind one of Myriad's own async methods, for a dump that names what the
-    /// user called rather than a helper (<c>Job.WhenAny</c>, not <c>Job.ObserveAsync</c>). Keys are
+    /// user called rather than a helper (<c>Job.WhenAll</c>, not <c>Job.WhenAllCore</c>). Keys are
     /// what <see cref="Qualify"/> makes of the helpers' compiler names; a helper not listed keeps its
     /// own name, and CompilerNamesTests checks that every key still matches a helper.
     /// </summary>
@@ -55,7 +55,6 @@ internal static class CompilerNames
     {
         ["Adapters.Discard"] = "Job<T>.AsJob",
         ["Adapters.Forward"] = "Job.AsValueTask",
-        ["Job.ObserveAsync"] = "Job.WhenAny",
         ["Job.WhenAllCore"] = "Job.WhenAll",
         ["Chan.SendAllAsync.SendAllCoreAsync"] = "Chan<T>.SendAllAsync",
         ["ScopeCore.SpawnAsync.SpawnAfterSlotAsync"] = "JobScope.SpawnAsync",

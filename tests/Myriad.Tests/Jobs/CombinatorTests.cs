@@ -1,4 +1,6 @@
 using System;
+using System.Threading.Tasks;
+using System.Runtime.CompilerServices;
 using System.Collections.Concurrent;
 using System.Linq;
 using Myriad.Diagnostics;
@@ -18,7 +20,6 @@ namespace Myriad.Tests.Jobs;
 public sealed class CombinatorTests
 {
     /// <summary>The name <see cref="JobDiagnostics"/> gives WhenAny's per-job observers.</summary>
-    private const string ObserverMethod = "Job.WhenAny"; // the dump names the observers after the call that started them
 
     private static async Job Untyped(Job<int> source) => await source;
 
@@ -55,7 +56,7 @@ public sealed class CombinatorTests
     }
 
     [Fact]
-    public void WhenAnyT_LosersCompleteAfterTheWinner_NoObserverLeftInLiveJobDump()
+    public void WhenAnyT_LosersCompleteAfterTheWinner_EveryContestantConsumed()
     {
         JobDiagnostics.TrackLiveJobs = true;
         try
@@ -63,15 +64,15 @@ public sealed class CombinatorTests
             var winner = new Promise<int>();
             var loser = new Promise<int>();
             Job<(int Index, Job<int> Winner)> any = Job.WhenAny(Pass(winner.Job), Pass(loser.Job));
-            Assert.Equal(2, ObserverCount()); // the check below can see them: both observers wait
+            Assert.Equal(2, LiveCount(nameof(Pass))); // the check below can see them: both contestants wait
 
             winner.SetResult(1);
             (int index, Job<int> first) = Sync.Result(any);
             Assert.Equal((0, 1), (index, first.Wait()));
-            Assert.Equal(1, ObserverCount()); // the loser's observer still waits for it
+            Assert.Equal(1, LiveCount(nameof(Pass))); // the loser still waits, observed
 
             loser.SetResult(2);
-            Assert.Equal(0, ObserverCount());
+            Assert.Equal(0, LiveCount(nameof(Pass))); // its observer consumed it: released, not left pending
         }
         finally
         {
@@ -80,7 +81,7 @@ public sealed class CombinatorTests
     }
 
     [Fact]
-    public void WhenAny_LosersCompleteAfterTheWinner_NoObserverLeftInLiveJobDump()
+    public void WhenAny_LosersCompleteAfterTheWinner_EveryContestantConsumed()
     {
         JobDiagnostics.TrackLiveJobs = true;
         try
@@ -88,13 +89,13 @@ public sealed class CombinatorTests
             var winner = new Promise<int>();
             var losers = new[] { new Promise<int>(), new Promise<int>() };
             Job<(int Index, Job Winner)> any = Job.WhenAny(Untyped(losers[0].Job), Untyped(winner.Job), Untyped(losers[1].Job));
-            Assert.Equal(3, ObserverCount());
+            Assert.Equal(3, LiveCount(nameof(Untyped)));
 
             winner.SetResult(1);
             Assert.Equal(1, Sync.Result(any).Index);
             losers[0].SetResult(0);
             losers[1].SetException(new FormatException("a loser's failure"));
-            Assert.Equal(0, ObserverCount());
+            Assert.Equal(0, LiveCount(nameof(Untyped)));
         }
         finally
         {
@@ -136,6 +137,53 @@ public sealed class CombinatorTests
     }
 
     [Fact]
+    public void WhenAny_QueuedSpawnsFromTheirOwnRuntime_NoneRunsInsideTheCallAndTheFastOneWins()
+    {
+        // Awaiting a queued spawn from a worker of its runtime runs it there first (join helping);
+        // WhenAny must not, or the first contestant in the list would run, and win, before the
+        // others had a chance.
+        using var runtime = new Myriad.Scheduling.MultiThreadRuntime(new Myriad.Scheduling.RuntimeOptions { WorkerCount = 1 });
+        var slowGate = new Promise<int>();
+        (bool slowStartedDuringTheCall, int winner) = Bounded.Run(runtime, async () =>
+        {
+            await Task.Yield(); // onto the one worker (Run may start the body on the calling thread)
+            var slowStarted = new StrongBox<bool>();
+            Job<int> slow = runtime.Spawn((slowStarted, slowGate), static async s =>
+            {
+                s.slowStarted.Value = true;
+                return await s.slowGate.Job;
+            });
+            Job<int> fast = runtime.Spawn(static () => Job.FromResult(2));
+            Job<(int Index, Job<int> Winner)> any = Job.WhenAny(slow, fast);
+            bool during = slowStarted.Value;
+            int index = (await any).Index;
+            return (during, index);
+        });
+
+        Assert.False(slowStartedDuringTheCall);
+        Assert.Equal(1, winner);
+        slowGate.SetResult(1);
+    }
+
+    [Fact]
+    public void WhenAny_RuntimeDisposedWhileContestantsWait_EndsWhenOneIsAbandoned()
+    {
+        var runtime = new Myriad.Scheduling.MultiThreadRuntime(new Myriad.Scheduling.RuntimeOptions { WorkerCount = 2 });
+        var gate = new Promise<int>();
+        Job<(int Index, Job<int> Winner)> any = runtime.Run(gate, static g => Job.FromResult(Job.WhenAny(AddOne(g.Job), AddOne(new Promise<int>().Job))));
+        Assert.False(any.IsCompleted);
+
+        runtime.Dispose();
+        gate.SetResult(1); // wakes the first contestant after the disposal: abandoned, it ends canceled
+
+        (int index, Job<int> winner) = TestHelpers.OnThread(() => any.Wait(), timeout: TimeSpan.FromSeconds(30));
+        Assert.Equal(0, index);
+        Assert.ThrowsAny<OperationCanceledException>(() => winner.Wait());
+
+        static async Job<int> AddOne(Job<int> source) => await source + 1;
+    }
+
+    [Fact]
     public void WhenAny_LoserFailsAfterTheWinner_FailureDroppedAndNothingReported()
     {
         var reported = new ConcurrentQueue<Exception>();
@@ -160,7 +208,7 @@ public sealed class CombinatorTests
     }
 
     [Fact]
-    public void WhenAny_WinnerFails_ReturnsWinnerWithoutThrowingAndObserversConsumed()
+    public void WhenAny_WinnerFails_ReturnsWinnerWithoutThrowingAndContestantsConsumed()
     {
         JobDiagnostics.TrackLiveJobs = true;
         try
@@ -175,7 +223,7 @@ public sealed class CombinatorTests
             Assert.Throws<FormatException>(() => first.Wait());
 
             loser.SetResult(0);
-            Assert.Equal(0, ObserverCount());
+            Assert.Equal(0, LiveCount(nameof(Untyped)));
         }
         finally
         {
@@ -183,5 +231,6 @@ public sealed class CombinatorTests
         }
     }
 
-    private static int ObserverCount() => JobDiagnostics.Snapshot().Count(j => j.Method == ObserverMethod);
+    /// <summary>Live (pending, unconsumed) jobs of this class's method <paramref name="method"/>: a contestant WhenAny never consumed would stay.</summary>
+    private static int LiveCount(string method) => JobDiagnostics.Snapshot().Count(j => j.Method.EndsWith("." + method, StringComparison.Ordinal));
 }

@@ -1,0 +1,213 @@
+using System;
+using System.Collections.Generic;
+using System.Linq;
+using System.Threading;
+using Myriad.Internal;
+using Myriad.Jobs;
+
+namespace Myriad;
+
+public readonly partial struct Job
+{
+    /// <summary>
+    /// Completes with the index of the first job to complete and that job, completed, as
+    /// <c>Task.WhenAny</c> does: it does not throw when the winner failed; awaiting
+    /// <c>Winner</c> throws its failure. Jobs are single-use, so WhenAny consumes them all: the others
+    /// are observed in the background and their outcomes discarded. A loser's failure other than a
+    /// cancellation has no awaiter left, so it raises <see cref="Scheduling.JobRuntime.UnobservedException"/>
+    /// of the loser's runtime (of the runtime whose thread observed it, for a job of none), as a
+    /// detached job's failure does; with no runtime at all, it reaches
+    /// <see cref="System.Threading.Tasks.TaskScheduler.UnobservedTaskException"/>, as a <c>Task.WhenAny</c> loser's does.
+    /// </summary>
+    /// <remarks>
+    /// <para>Every handle is read before this returns: the caller may reuse <paramref name="jobs"/> at once.
+    /// Because every job is consumed, the <c>Task.WhenAny</c> loop that handles tasks as they finish
+    /// (remove the winner, call WhenAny again on the rest) does not carry over: spawn the jobs in a
+    /// <see cref="JobScope{T}"/> and <c>await foreach</c> over it (completion order), or convert each
+    /// job once with <see cref="Job{T}.AsTask"/>.</para>
+    /// <para>To bound an acquisition (<c>mutex.LockAsync()</c>) with a timeout, prefer the operation's own
+    /// <see cref="CancellationToken"/> (<see cref="CancellationTokenSource.CancelAfter(TimeSpan)"/>): a
+    /// canceled wait acquires nothing. Racing it here is safe too (see <see cref="WhenAny{T}(Job{T}[])"/>).</para>
+    /// </remarks>
+    /// <exception cref="ArgumentNullException"><paramref name="jobs"/> is null.</exception>
+    /// <exception cref="ArgumentException"><paramref name="jobs"/> is empty.</exception>
+    public static Job<(int Index, Job Winner)> WhenAny(params Job[] jobs)
+    {
+        ArgumentNullException.ThrowIfNull(jobs);
+        if (jobs.Length == 0)
+        {
+            throw new ArgumentException("WhenAny needs at least one job.", nameof(jobs));
+        }
+
+        var race = new Promise<(int, Job)>("Job.WhenAny");
+        for (int i = 0; i < jobs.Length; i++)
+        {
+            Watch(jobs[i]._inner, i, new UntypedRace(race));
+        }
+
+        return race.Job;
+    }
+
+    /// <inheritdoc cref="WhenAny(Job[])"/>
+    /// <remarks>The sequence is read to its end before this returns.</remarks>
+    public static Job<(int Index, Job Winner)> WhenAny(IEnumerable<Job> jobs)
+    {
+        ArgumentNullException.ThrowIfNull(jobs);
+        return WhenAny(jobs.ToArray());
+    }
+
+    /// <summary>
+    /// Completes with the index of the first job to complete and that job, completed (awaiting it gives
+    /// its result or throws its failure); see <see cref="WhenAny(Job[])"/>.
+    /// </summary>
+    /// <remarks>A loser's result is discarded; one that implements <see cref="IDisposable"/> (a
+    /// <see cref="Coordination.JobMutex.Releaser"/> or a <see cref="Coordination.JobSemaphore.Releaser"/>)
+    /// is disposed, so racing an acquisition against a delay gives the lock back when the acquisition
+    /// loses. An exception from that disposal has no awaiter: it is rethrown on the thread pool, as an
+    /// <c>async void</c> method's would be.</remarks>
+    /// <exception cref="ArgumentNullException"><paramref name="jobs"/> is null.</exception>
+    /// <exception cref="ArgumentException"><paramref name="jobs"/> is empty.</exception>
+    public static Job<(int Index, Job<T> Winner)> WhenAny<T>(params Job<T>[] jobs)
+    {
+        ArgumentNullException.ThrowIfNull(jobs);
+        if (jobs.Length == 0)
+        {
+            throw new ArgumentException("WhenAny needs at least one job.", nameof(jobs));
+        }
+
+        var race = new Promise<(int, Job<T>)>("Job.WhenAny");
+        for (int i = 0; i < jobs.Length; i++)
+        {
+            Watch(jobs[i], i, new TypedRace<T>(race));
+        }
+
+        return race.Job;
+    }
+
+    /// <inheritdoc cref="WhenAny{T}(Job{T}[])"/>
+    /// <remarks>The sequence is read to its end before this returns.</remarks>
+    public static Job<(int Index, Job<T> Winner)> WhenAny<T>(IEnumerable<Job<T>> jobs)
+    {
+        ArgumentNullException.ThrowIfNull(jobs);
+        return WhenAny(jobs.ToArray());
+    }
+
+    /// <summary>
+    /// Registers an observer for one contestant of a WhenAny race. Nothing runs here: a spawned job
+    /// still queued stays queued (an await would run it on this thread first, join helping, and it
+    /// would win for having been run first), and a job abandoned by its runtime's disposal still
+    /// reaches the race, ending canceled.
+    /// </summary>
+    private static void Watch<T, TRace>(Job<T> job, int index, TRace race)
+        where TRace : IAnyRace<T>
+    {
+        if (job._box is not { } box)
+        {
+            AnyObserver<T, TRace>.Offer(race, index, job._result, error: null, home: null); // completed synchronously
+            return;
+        }
+
+        if (box.ConsumingRunsUserCode)
+        {
+            // A select's handler runs when its result is consumed, which must happen in a job, never
+            // inside the completion the observer is called from: consume it in a job of its own.
+            Watch(Adapters.Forward(job), index, race);
+            return;
+        }
+
+        try
+        {
+            box.OnCompleted(new AnyObserver<T, TRace>(race, index, box.OwnerRuntime), job._token);
+        }
+        catch (InvalidOperationException misuse)
+        {
+            // The handle was consumed or is awaited elsewhere: that is this contestant's outcome, as
+            // awaiting it would have thrown.
+            AnyObserver<T, TRace>.Offer(race, index, default!, misuse, box.OwnerRuntime);
+        }
+    }
+
+    /// <summary>The promise of a WhenAny race, typed (<see cref="TypedRace{T}"/>) or not (<see cref="UntypedRace"/>).</summary>
+    private interface IAnyRace<T>
+    {
+        /// <summary>Completes the race with contestant <paramref name="index"/>'s outcome; false if another one won.</summary>
+        bool TryWin(int index, T result, Exception? error);
+    }
+
+    private readonly struct TypedRace<T>(Promise<(int, Job<T>)> race) : IAnyRace<T>
+    {
+        public bool TryWin(int index, T result, Exception? error) =>
+            race.TrySetResult((index, error is null ? new Job<T>(result) : FromException<T>(error)));
+    }
+
+    private readonly struct UntypedRace(Promise<(int, Job)> race) : IAnyRace<VoidResult>
+    {
+        public bool TryWin(int index, VoidResult result, Exception? error) =>
+            race.TrySetResult((index, error is null ? CompletedJob : FromException(error)));
+    }
+
+    /// <summary>
+    /// One contestant's observer: hands the outcome to the race, or, for a loser (any outcome after the
+    /// race was decided), reports a failure nobody can observe any more and disposes a result that owns
+    /// something (a lock's or a permit's releaser, so that racing an acquisition against a delay gives
+    /// the lock back when the acquisition loses). Called inline by the completing thread, so it never
+    /// throws: a disposal that throws is rethrown on the thread pool, as an <c>async void</c> method's
+    /// exception would be.
+    /// </summary>
+    private sealed class AnyObserver<T, TRace>(TRace race, int index, Scheduling.JobRuntime? home) : CellObserver
+        where TRace : IAnyRace<T>
+    {
+        internal override void OnCellCompleted(JobCell cell, short token)
+        {
+            T result = ((JobBox<T>)cell).ConsumeResultForObserver(token, out Exception? error);
+            Offer(race, index, result, error, home);
+        }
+
+        internal static void Offer(TRace race, int index, T result, Exception? error, Scheduling.JobRuntime? home)
+        {
+            if (race.TryWin(index, result, error))
+            {
+                return;
+            }
+
+            if (error is not null)
+            {
+                ReportLoserFailure(home, error);
+            }
+            else if (result is IDisposable owned)
+            {
+                try
+                {
+                    owned.Dispose();
+                }
+                catch (Exception e)
+                {
+                    ThrowHelper.ContinuationFailed(e);
+                }
+            }
+        }
+    }
+
+    /// <summary>
+    /// A loser's failure, which nobody can observe any more (see <see cref="AnyObserver{T, TRace}"/>).
+    /// A job of no runtime, observed on a thread of none, has no runtime event to raise: its failure
+    /// goes where a <c>Task.WhenAny</c> loser's would, to <see cref="System.Threading.Tasks.TaskScheduler.UnobservedTaskException"/>,
+    /// through a faulted task nobody observes (raised when the garbage collector finalizes it).
+    /// </summary>
+    private static void ReportLoserFailure(Scheduling.JobRuntime? home, Exception error)
+    {
+        if (error is OperationCanceledException)
+        {
+            return; // a cancellation is not a failure to report, on a runtime (ReportDetachedFailure) or off one
+        }
+
+        if ((home ?? Scheduling.SchedulerContext.Current?.Runtime) is { } runtime)
+        {
+            runtime.ReportDetachedFailure(error);
+        }
+        else
+        {
+            _ = System.Threading.Tasks.Task.FromException(error);
+        }
+    }
+}
