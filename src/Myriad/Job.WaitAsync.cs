@@ -184,14 +184,7 @@ public readonly partial struct Job
             }
             else if (result is IDisposable owned)
             {
-                try
-                {
-                    owned.Dispose(); // a lock or permit acquired too late goes back
-                }
-                catch (Exception e)
-                {
-                    ThrowHelper.ContinuationFailed(e); // an observer must not throw; nobody else can see it
-                }
+                DisposeLoserResult(owned); // a lock or permit acquired too late goes back
             }
         }
 

@@ -150,9 +150,9 @@ public readonly partial struct Job
     /// One contestant's observer: hands the outcome to the race, or, for a loser (any outcome after the
     /// race was decided), reports a failure nobody can observe any more and disposes a result that owns
     /// something (a lock's or a permit's releaser, so that racing an acquisition against a delay gives
-    /// the lock back when the acquisition loses). Called inline by the completing thread, so it never
-    /// throws: a disposal that throws is rethrown on the thread pool, as an <c>async void</c> method's
-    /// exception would be.
+    /// the lock back when the acquisition loses; see <see cref="DisposeLoserResult"/>). Called inline by
+    /// the completing thread, so it never throws: a disposal that throws is rethrown on the thread
+    /// pool, as an <c>async void</c> method's exception would be.
     /// </summary>
     private sealed class AnyObserver<T, TRace>(TRace race, int index, Scheduling.JobRuntime? home) : CellObserver
         where TRace : IAnyRace<T>
@@ -176,14 +176,30 @@ public readonly partial struct Job
             }
             else if (result is IDisposable owned)
             {
-                try
-                {
-                    owned.Dispose();
-                }
-                catch (Exception e)
-                {
-                    ThrowHelper.ContinuationFailed(e);
-                }
+                DisposeLoserResult(owned);
+            }
+        }
+    }
+
+    /// <summary>
+    /// Disposes a loser's result (a lock's or a permit's releaser) through the trampoline, not inline:
+    /// giving a lock back completes the next waiter, and when that waiter lost a race too, its
+    /// observer gives the lock back in turn, inside the first one's completion. Inline, a few thousand
+    /// abandoned acquisitions queued on one mutex overflowed the stack.
+    /// </summary>
+    internal static void DisposeLoserResult(IDisposable owned) => Trampoline.Dispatch(new DisposeWork(owned));
+
+    private sealed class DisposeWork(IDisposable owned) : WorkItem
+    {
+        internal override void Execute(PerThread state)
+        {
+            try
+            {
+                owned.Dispose();
+            }
+            catch (Exception e)
+            {
+                ThrowHelper.ContinuationFailed(e); // nobody awaits it, and it must not unwind through a completion
             }
         }
     }

@@ -148,10 +148,11 @@ internal sealed partial class SelectOperation
     /// one lock instead of sorting its channels and taking all their locks. Holding every lock is needed
     /// only to queue the cases atomically (step 4); a case performed at once needs only its own
     /// channel's lock, as a plain receive or send does, and nobody else can know this select yet.</para>
-    /// <para>The choice stays Go's: the first ready case in a uniform random order. A case polled
-    /// before the winner and found not ready may have become ready by the time the winner is
-    /// performed; the select is then linearized at the moment that case was polled, when it was not
-    /// ready, as a select polled under every lock would have been a moment earlier.</para>
+    /// <para>The choice stays Go's: the first ready case in a uniform random order. The poll is not a
+    /// snapshot: a case polled before the winner and found not ready may have become ready by the time
+    /// the winner is performed. Every outcome is still one Go allows (the case performed was ready
+    /// when performed, and no case it passed over was ready when polled); only when readiness races
+    /// with the poll itself can the order lean towards later cases.</para>
     /// </remarks>
     private int PollOneLockAtATime(CaseSlot[] slots, ReadOnlySpan<int> pollOrder)
     {

@@ -311,4 +311,31 @@ public sealed class WaitAsyncTests
         Assert.Equal(0, TestHelpers.OnThread(() => waited.Wait(), timeout: Settle));
         Assert.True(handlerOnRuntime.Value);
     }
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void LosingAcquisitions_ThousandsQueuedOnOneMutex_GiveTheLockBackWithoutDeepStacks(bool whenAny)
+    {
+        // Each loser's releaser is disposed when its acquisition finally succeeds, which hands the
+        // lock to the next loser, whose disposal hands it on: inline, that nested once per loser and
+        // overflowed a 1 MB stack after about 2,000 of them.
+        const int Losers = 20_000;
+        var mutex = new JobMutex();
+        Assert.True(mutex.TryLock(out JobMutex.Releaser held));
+        for (int i = 0; i < Losers; i++)
+        {
+            if (whenAny)
+            {
+                Assert.Equal(1, Job.WhenAny(mutex.LockAsync(), Job.FromResult(default(JobMutex.Releaser))).Wait().Index);
+            }
+            else
+            {
+                Assert.Throws<TimeoutException>(() => mutex.LockAsync().WaitAsync(TimeSpan.Zero).Wait());
+            }
+        }
+
+        TestHelpers.OnThread(() => held.Dispose(), stackSize: 1 << 20, timeout: Settle);
+        Assert.False(mutex.IsLocked);
+    }
 }
