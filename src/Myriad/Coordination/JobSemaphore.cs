@@ -78,6 +78,68 @@ public sealed class JobSemaphore : IWaiterHost<VoidResult>
         return _waiters.EnqueueAndExit(this, new Releaser(this), cancellationToken).Job;
     }
 
+    /// <summary>
+    /// Takes a permit, as <see cref="SemaphoreSlim.WaitAsync(CancellationToken)"/> does: give it back with
+    /// <see cref="Release"/> (<c>await s.WaitAsync(); try { ... } finally { s.Release(); }</c>).
+    /// <see cref="AcquireAsync"/> is the same wait with a <see cref="Releaser"/> for a <c>using</c> block.
+    /// </summary>
+    /// <param name="cancellationToken">Gives up waiting with <see cref="OperationCanceledException"/> (then no permit was taken).</param>
+    public Job WaitAsync(CancellationToken cancellationToken = default)
+    {
+        // The releaser is dropped (the permit stays taken: Release gives it back). A free permit makes
+        // a completed job with no cell, which AsJob turns into a completed job without allocating.
+        return AcquireAsync(cancellationToken).AsJob();
+    }
+
+    /// <summary>
+    /// Takes a permit if one comes within <paramref name="timeout"/>, as
+    /// <see cref="SemaphoreSlim.WaitAsync(TimeSpan, CancellationToken)"/> does: true if it was taken (give
+    /// it back with <see cref="Release"/>), false if the time ran out first. The timeout runs on the
+    /// calling runtime's clock, as <see cref="Job.Delay(TimeSpan, CancellationToken)"/> does.
+    /// </summary>
+    /// <remarks>A wait that times out stays in the queue until a permit reaches it, and then gives that
+    /// permit straight back (see <see cref="Job{T}.WaitAsync(TimeSpan, CancellationToken)"/>): no permit is
+    /// lost, but until then the next permit goes to it first. A token canceled with
+    /// <see cref="CancellationTokenSource.CancelAfter(TimeSpan)"/> takes the wait out of the queue at once.</remarks>
+    /// <param name="timeout">How long to wait: zero takes a free permit or returns false at once;
+    /// <see cref="Timeout.InfiniteTimeSpan"/> waits for good.</param>
+    /// <param name="cancellationToken">Gives up waiting with <see cref="OperationCanceledException"/>.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="timeout"/> is negative (other than
+    /// infinite) or longer than about 49.7 days.</exception>
+    public Job<bool> WaitAsync(TimeSpan timeout, CancellationToken cancellationToken = default)
+    {
+        TimerQueue.ThrowIfInvalid(timeout, nameof(timeout));
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return Job.FromCanceled<bool>(cancellationToken);
+        }
+
+        if (TryAcquire(out _))
+        {
+            return true; // the permit stays taken: Release gives it back
+        }
+
+        if (timeout == TimeSpan.Zero)
+        {
+            return false;
+        }
+
+        return WaitBounded(AcquireAsync(cancellationToken).WaitAsync(timeout));
+
+        static async Job<bool> WaitBounded(Job<Releaser> bounded)
+        {
+            try
+            {
+                await bounded; // the releaser is dropped: the permit stays taken
+                return true;
+            }
+            catch (TimeoutException)
+            {
+                return false;
+            }
+        }
+    }
+
     /// <summary>Takes a permit if one is free, without waiting.</summary>
     /// <param name="releaser">Dispose it to give the permit back; the default value if none was taken.</param>
     public bool TryAcquire(out Releaser releaser)

@@ -170,6 +170,56 @@ public sealed class JobSemaphoreTests
         }
     }
 
+    [Fact]
+    public void WaitAsync_ThenRelease_LimitsAsSemaphoreSlimDoes()
+    {
+        var semaphore = new JobSemaphore(1);
+        Job first = semaphore.WaitAsync();
+        Assert.True(first.IsCompletedSuccessfully);
+        Job second = semaphore.WaitAsync();
+        Assert.False(second.IsCompleted);
+        Assert.Equal(0, semaphore.CurrentCount);
+
+        semaphore.Release(); // the first holder's permit goes to the second waiter
+        second.Wait();
+        Assert.Equal(0, semaphore.CurrentCount);
+        semaphore.Release();
+        Assert.Equal(1, semaphore.CurrentCount);
+    }
+
+    [Fact]
+    public void WaitAsyncWithTimeout_FreeZeroOrLate_TrueAtOnceFalseAndThePermitComesBack()
+    {
+        var semaphore = new JobSemaphore(1);
+        Assert.True(semaphore.WaitAsync(TimeSpan.Zero).Wait());
+        Assert.False(semaphore.WaitAsync(TimeSpan.Zero).Wait());
+        Assert.False(semaphore.WaitAsync(TimeSpan.FromMilliseconds(20)).Wait()); // times out, stays queued
+
+        semaphore.Release(); // reaches the timed-out wait first, which gives it straight back
+        Assert.Equal(1, semaphore.CurrentCount);
+        Assert.True(semaphore.WaitAsync(TimeSpan.FromSeconds(30)).Wait());
+        Assert.Equal(0, semaphore.CurrentCount);
+
+        Assert.Throws<ArgumentOutOfRangeException>(() => semaphore.WaitAsync(TimeSpan.FromMilliseconds(-5)));
+        Assert.ThrowsAny<OperationCanceledException>(() => semaphore.WaitAsync(TimeSpan.FromSeconds(1), new CancellationToken(canceled: true)).Wait());
+    }
+
+    [Fact]
+    public void WaitAsyncWithTimeout_OnDeterministicRuntime_TimesOutInVirtualTime()
+    {
+        using var runtime = new DeterministicRuntime(3);
+        var semaphore = new JobSemaphore(0);
+        DateTimeOffset start = runtime.Now;
+        (bool got, TimeSpan waited) = Bounded.Run(runtime, async () =>
+        {
+            bool got = await semaphore.WaitAsync(TimeSpan.FromMinutes(5));
+            return (got, runtime.Now - start);
+        });
+
+        Assert.False(got);
+        Assert.Equal(TimeSpan.FromMinutes(5), waited);
+    }
+
     private sealed class Gate
     {
         public readonly JobSemaphore Semaphore = new(3);
