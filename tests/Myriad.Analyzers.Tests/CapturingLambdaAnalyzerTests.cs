@@ -60,20 +60,6 @@ public class CapturingLambdaAnalyzerTests
         """);
 
     [Fact]
-    public Task StatelessSynchronousSpawn_Captures_Reports() => Verify.Analyzer<CapturingLambdaAnalyzer>("""
-        class C
-        {
-            static void Use(int x) { }
-
-            static Job M(JobRuntime rt, int n)
-            {
-                rt.SpawnDetached({|MYR0004:() => Use(n)|});
-                return rt.Spawn({|MYR0004:() => Use(n)|});
-            }
-        }
-        """);
-
-    [Fact]
     public Task StaticOrNonCapturingLambda_OrNoTypedStateForm_NoDiagnostic() => Verify.Analyzer<CapturingLambdaAnalyzer>("""
         class C
         {
