@@ -369,18 +369,6 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     }
 
     /// <summary>
-    /// Runs a synchronous body that needs no state on the runtime, as <see cref="System.Threading.Tasks.Task.Run(Action)"/>
-    /// does; returns a handle to await. An <c>async</c> lambda binds to <see cref="Spawn(Func{Job}, CancellationToken)"/>
-    /// instead, as it binds to <c>Task.Run(Func&lt;Task&gt;)</c>, so it is never an <c>async void</c> method.
-    /// </summary>
-    /// <inheritdoc cref="Spawn{TState, TResult}(TState, Func{TState, Job{TResult}}, CancellationToken)"/>
-    public Job Spawn(Action body, CancellationToken cancellationToken = default)
-    {
-        ArgumentNullException.ThrowIfNull(body);
-        return Spawn(body, static b => b(), cancellationToken);
-    }
-
-    /// <summary>
     /// Starts a job nobody will await (fire and forget). Its failure raises <see cref="UnobservedException"/>.
     /// </summary>
     public void SpawnDetached<TState>(TState state, Func<TState, Job> body, CancellationToken cancellationToken = default)
@@ -440,14 +428,6 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     {
         ArgumentNullException.ThrowIfNull(body);
         SpawnDetachedCore(state, body, sync: true, cancellationToken);
-    }
-
-    /// <summary>Fire-and-forget form of <see cref="Spawn(Action, CancellationToken)"/>; a failure raises <see cref="UnobservedException"/>.</summary>
-    /// <exception cref="ArgumentNullException"><paramref name="body"/> is null.</exception>
-    public void SpawnDetached(Action body, CancellationToken cancellationToken = default)
-    {
-        ArgumentNullException.ThrowIfNull(body);
-        SpawnDetached(body, static b => b(), cancellationToken);
     }
 
     /// <summary>

@@ -42,47 +42,6 @@ public abstract class RuntimeContractTests : IDisposable
     }
 
     [Fact]
-    public void Spawn_ActionWithoutState_RunsOnceOnTheRuntime()
-    {
-        var ran = new StrongBox<int>();
-        var onRuntime = new StrongBox<bool>();
-        JobRuntime runtime = Runtime;
-        TestHelpers.OnThread(() => runtime.Spawn(() =>
-        {
-            Interlocked.Increment(ref ran.Value);
-            onRuntime.Value = runtime.IsRuntimeThread;
-        }).Wait());
-        Assert.Equal(1, ran.Value);
-        Assert.True(onRuntime.Value);
-    }
-
-    [Fact]
-    public void Spawn_AsyncLambdaWithoutState_BindsToTheJobOverloadNotAsyncVoid()
-    {
-        // As Task.Run(async () => ...) binds to Func<Task>: an async void body would complete the job
-        // at its first await, and its exception would end the process.
-        Assert.Throws<FormatException>(() => TestHelpers.OnThread(() => Runtime.Spawn(async () =>
-        {
-            await Task.Yield();
-            throw new FormatException("after the first await");
-        }).Wait()));
-    }
-
-    [Fact]
-    public void SpawnDetached_ActionWithoutState_Runs()
-    {
-        var ran = new StrongBox<int>();
-        TestHelpers.OnThread(() =>
-        {
-            Runtime.SpawnDetached(() => Interlocked.Increment(ref ran.Value));
-            Settle();
-            Assert.True(SpinWait.SpinUntil(() => Volatile.Read(ref ran.Value) == 1, TimeSpan.FromSeconds(30)));
-        });
-        Assert.Throws<ArgumentNullException>(() => Runtime.SpawnDetached((Action)null!));
-        Assert.Throws<ArgumentNullException>(() => Runtime.Spawn((Action)null!));
-    }
-
-    [Fact]
     public void Spawn_BodyThrows_ExceptionReachesAwaiter()
     {
         var error = Assert.Throws<InvalidTimeZoneException>(() => TestHelpers.OnThread(() =>
