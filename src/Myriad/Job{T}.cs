@@ -124,7 +124,9 @@ public readonly struct Job<T>
     /// cancellation raises <see cref="JobRuntime.UnobservedException"/> (for a job of no runtime,
     /// <see cref="TaskScheduler.UnobservedTaskException"/>) and a result that implements
     /// <see cref="IDisposable"/> (a <see cref="Coordination.JobMutex.Releaser"/>) is disposed, as a
-    /// <see cref="Job.WhenAny{T}(Job{T}[])"/> loser's. To stop the work itself, give it a token.</para>
+    /// <see cref="Job.WhenAny{T}(Job{T}[])"/> loser's. To stop the work itself, give it a token: a
+    /// channel receive or a select bounded this way stays queued after the timeout and takes the next
+    /// item, which then goes nowhere; bound those with their own token or <c>Select.Timeout</c>.</para>
     /// <para>A pending wait holds a promise, a timer entry and a registration on the token; whichever of
     /// the job, the timer and the token ends the wait takes the timer out of its wheel and the
     /// registration off the token as it does. A wait started on a runtime that is then disposed

@@ -94,13 +94,10 @@ public sealed class JobSemaphore : IWaiterHost<VoidResult>
     /// <summary>
     /// Takes a permit if one comes within <paramref name="timeout"/>, as
     /// <see cref="SemaphoreSlim.WaitAsync(TimeSpan, CancellationToken)"/> does: true if it was taken (give
-    /// it back with <see cref="Release"/>), false if the time ran out first. The timeout runs on the
-    /// calling runtime's clock, as <see cref="Job.Delay(TimeSpan, CancellationToken)"/> does.
+    /// it back with <see cref="Release"/>), false if the time ran out first, and then the wait has left
+    /// the queue. The timeout runs on the calling runtime's clock, as
+    /// <see cref="Job.Delay(TimeSpan, CancellationToken)"/> does (virtual on a <see cref="Scheduling.DeterministicRuntime"/>).
     /// </summary>
-    /// <remarks>A wait that times out stays in the queue until a permit reaches it, and then gives that
-    /// permit straight back (see <see cref="Job{T}.WaitAsync(TimeSpan, CancellationToken)"/>): no permit is
-    /// lost, but until then the next permit goes to it first. A token canceled with
-    /// <see cref="CancellationTokenSource.CancelAfter(TimeSpan)"/> takes the wait out of the queue at once.</remarks>
     /// <param name="timeout">How long to wait: zero takes a free permit or returns false at once;
     /// <see cref="Timeout.InfiniteTimeSpan"/> waits for good.</param>
     /// <param name="cancellationToken">Gives up waiting with <see cref="OperationCanceledException"/>.</param>
@@ -124,19 +121,58 @@ public sealed class JobSemaphore : IWaiterHost<VoidResult>
             return false;
         }
 
-        return WaitBounded(AcquireAsync(cancellationToken).WaitAsync(timeout));
+        return timeout == Timeout.InfiniteTimeSpan ? WaitForGood(this, cancellationToken) : WaitLimited(this, timeout, cancellationToken);
 
-        static async Job<bool> WaitBounded(Job<Releaser> bounded)
+        static async Job<bool> WaitForGood(JobSemaphore semaphore, CancellationToken cancellationToken)
         {
-            try
+            await semaphore.AcquireAsync(cancellationToken); // the releaser is dropped: the permit stays taken
+            return true;
+        }
+    }
+
+    /// <summary>
+    /// The bounded wait: a cancelable acquisition whose token a timer cancels, so that a wait that
+    /// times out leaves the queue at once (a retry loop would otherwise leave one stale waiter per try).
+    /// </summary>
+    /// <remarks>
+    /// <para><b>Who disposes the token source.</b> The timer's work item cancels the source; the wait,
+    /// once its acquisition ended, takes the timer out of its wheel. <see cref="TimerQueue.Cancel"/>
+    /// decides between them: true, the timer will never run, and the wait disposes the source; false,
+    /// the timer fired and its work item (which may not have run yet) cancels the source and then
+    /// disposes it. So a source is never canceled after its disposal.</para>
+    /// </remarks>
+    private static async Job<bool> WaitLimited(JobSemaphore semaphore, TimeSpan timeout, CancellationToken cancellationToken)
+    {
+        CancellationTokenSource limit = cancellationToken.CanBeCanceled
+            ? CancellationTokenSource.CreateLinkedTokenSource(cancellationToken)
+            : new CancellationTokenSource();
+        var timer = new TimerEntry(new CancelAndDispose(limit));
+        TimerQueue.Schedule(timer, timeout); // the calling runtime's clock, not CancelAfter's real time
+        try
+        {
+            await semaphore.AcquireAsync(limit.Token); // the releaser is dropped: the permit stays taken
+            return true;
+        }
+        catch (OperationCanceledException) when (!cancellationToken.IsCancellationRequested)
+        {
+            return false; // the timer canceled the wait, which took no permit
+        }
+        finally
+        {
+            if (TimerQueue.Cancel(timer))
             {
-                await bounded; // the releaser is dropped: the permit stays taken
-                return true;
+                limit.Dispose();
             }
-            catch (TimeoutException)
-            {
-                return false;
-            }
+        }
+    }
+
+    /// <summary>The timer's work item of <see cref="WaitLimited"/>: cancels the wait's token source, then disposes it.</summary>
+    private sealed class CancelAndDispose(CancellationTokenSource limit) : Internal.WorkItem
+    {
+        internal override void Execute(Internal.PerThread state)
+        {
+            limit.Cancel(); // the acquisition's callback takes the waiter out of the queue; it never throws
+            limit.Dispose();
         }
     }
 

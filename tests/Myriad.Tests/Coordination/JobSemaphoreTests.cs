@@ -188,14 +188,14 @@ public sealed class JobSemaphoreTests
     }
 
     [Fact]
-    public void WaitAsyncWithTimeout_FreeZeroOrLate_TrueAtOnceFalseAndThePermitComesBack()
+    public void WaitAsyncWithTimeout_FreeZeroOrLate_TrueAtOnceOrFalse()
     {
         var semaphore = new JobSemaphore(1);
         Assert.True(semaphore.WaitAsync(TimeSpan.Zero).Wait());
         Assert.False(semaphore.WaitAsync(TimeSpan.Zero).Wait());
-        Assert.False(semaphore.WaitAsync(TimeSpan.FromMilliseconds(20)).Wait()); // times out, stays queued
+        Assert.False(semaphore.WaitAsync(TimeSpan.FromMilliseconds(20)).Wait()); // times out and leaves the queue
 
-        semaphore.Release(); // reaches the timed-out wait first, which gives it straight back
+        semaphore.Release();
         Assert.Equal(1, semaphore.CurrentCount);
         Assert.True(semaphore.WaitAsync(TimeSpan.FromSeconds(30)).Wait());
         Assert.Equal(0, semaphore.CurrentCount);
@@ -218,6 +218,32 @@ public sealed class JobSemaphoreTests
 
         Assert.False(got);
         Assert.Equal(TimeSpan.FromMinutes(5), waited);
+    }
+
+    [Fact]
+    public void WaitAsyncWithTimeout_RetryLoopTimesOut_LeavesNoWaiterBehind()
+    {
+        // A wait that timed out must leave the queue, as SemaphoreSlim's does: a "try for 10 ms, then
+        // retry" loop would otherwise leave one stale waiter per try, each holding memory and each
+        // taking the next permit before the live waiter gets it.
+        using var runtime = new DeterministicRuntime(5);
+        var semaphore = new JobSemaphore(0);
+        bool liveWaiterServedAtOnce = Bounded.Run(runtime, async () =>
+        {
+            for (int i = 0; i < 100; i++)
+            {
+                Assert.False(await semaphore.WaitAsync(TimeSpan.FromMilliseconds(10)));
+            }
+
+            Job<JobSemaphore.Releaser> live = semaphore.AcquireAsync();
+            semaphore.Release();
+            bool served = live.IsCompleted; // the permit went to the live waiter, the only one queued
+            await live; // the releaser is dropped: the permit stays taken
+            return served;
+        });
+
+        Assert.True(liveWaiterServedAtOnce);
+        Assert.Equal(0, semaphore.CurrentCount);
     }
 
     private sealed class Gate
