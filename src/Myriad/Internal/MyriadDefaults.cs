@@ -22,6 +22,17 @@ internal static class MyriadDefaults
     internal static readonly int MaxInlineDepth = ReadInt("Myriad.MaxInlineDepth", 48, 1, 10_000);
 
     /// <summary>
+    /// How many continuations one item of a <see cref="Scheduling.CurrentThreadRuntime"/>'s queue may
+    /// resume inline, one after the other, before the rest it wakes go to the back of the queue. A
+    /// producer and a consumer that hand items over inline unwind the stack after every hand-off, so
+    /// the depth limit never stops them, and nothing else queued (another job, a timer's wake-up) ran
+    /// until they were done. 128 is Tokio's cooperative budget (operations per task poll): high enough
+    /// that a ping-pong pays the queue once per 128 hops, low enough that others wait microseconds.
+    /// AppContext key: <c>Myriad.InlineBudget</c>.
+    /// </summary>
+    internal static readonly int InlineBudget = ReadInt("Myriad.InlineBudget", 128, 1, 1_000_000);
+
+    /// <summary>
     /// Boxes kept per thread per box type, initially. A hop that suspends and resumes on one thread
     /// reuses one box; a little depth absorbs fan-out of a few jobs without touching the shared
     /// slots. 8 mirrors the order of magnitude of the BCL's pooling builder (one per thread plus

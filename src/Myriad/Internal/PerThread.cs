@@ -27,6 +27,12 @@ internal sealed class PerThread
     /// <summary>Myriad frames (Start, Dispatch) on this thread's stack; see <see cref="Jobs.Trampoline"/>.</summary>
     internal int Depth;
 
+    /// <summary>
+    /// Inline resumptions left to the scheduler item this thread runs, where its scheduler bounds
+    /// them (<see cref="Scheduling.SchedulerContext.BoundsInlineRuns"/>); reset for every item.
+    /// </summary>
+    internal int InlineBudget;
+
     /// <summary>Work the trampoline deferred on a thread that runs no scheduler.</summary>
     internal WorkQueue? Deferred;
 

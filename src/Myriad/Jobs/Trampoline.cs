@@ -26,6 +26,10 @@ namespace Myriad.Jobs;
 ///    before it returns, so nothing deferred is left behind when control goes back to user code.
 ///    A scheduler's own loop drains what was deferred to it. A synchronous wait before the
 ///    outermost frame returns runs the FIFO itself (<see cref="RunDeferredWhileWaiting"/>).
+/// 5. On a current-thread runtime's driver, each item run from the queue may resume at most
+///    <see cref="MyriadDefaults.InlineBudget"/> continuations inline; later ones go to the back of the
+///    queue. The depth limit bounds nesting, not a run: a producer and a consumer handing items over
+///    inline unwind after every hand-off, and would otherwise keep everything else queued waiting.
 /// The counter only ever counts our own frames, so a depth above zero always has an outermost frame
 /// of ours below it that will drain. The cost on the fast path is one thread-static read (<see cref="PerThread"/>) and a field write.</para>
 /// </remarks>
@@ -81,6 +85,14 @@ internal static class Trampoline
             && !(queuing.IsLent && resumed.WakesOutside(queuing.Runtime)))
         {
             queuing.DeferLocal(resumed);
+            return;
+        }
+
+        // A current-thread runtime's item spent its inline budget (see SchedulerContext.BoundsInlineRuns):
+        // what it wakes from now on waits at the back of the queue, behind everything queued before.
+        if (state.Context is { BoundsInlineRuns: true } bounded && continuation is WorkItem budgeted && --state.InlineBudget < 0)
+        {
+            bounded.DeferLocal(budgeted);
             return;
         }
 
@@ -193,6 +205,7 @@ internal static class Trampoline
     {
         int previous = state.Depth;
         state.Depth = depth;
+        state.InlineBudget = MyriadDefaults.InlineBudget; // read only where the scheduler bounds inline runs
         ThreadContexts saved = ExecutionContextHelper.SaveBeforeItem(state);
         try
         {

@@ -39,6 +39,16 @@ internal abstract class SchedulerContext(JobRuntime runtime, bool lent = false)
     /// </summary>
     internal readonly bool IsLent = lent;
 
+    /// <summary>
+    /// A <see cref="CurrentThreadRuntime"/>'s driver: each item run from the queue may resume at most
+    /// <see cref="Internal.MyriadDefaults.InlineBudget"/> continuations inline; the rest it wakes go to
+    /// the back of the queue (see <see cref="Jobs.Trampoline"/>). Its one thread is the only one that
+    /// runs jobs, so an endless run of inline hand-offs starves everything else queued. A worker of a
+    /// <see cref="MultiThreadRuntime"/> has siblings that steal, and a deterministic runtime queues
+    /// every resumption anyway (<see cref="QueuesResumes"/>).
+    /// </summary>
+    internal readonly bool BoundsInlineRuns = !lent && runtime is CurrentThreadRuntime;
+
     /// <summary>The <see cref="RuntimeId"/> of the calling thread's state: its runtime's, or <see cref="RuntimeRegistry.Foreign"/> on a thread of none.</summary>
     [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
     internal static short RuntimeIdOf(PerThread state) => state.Context is { } context ? context.RuntimeId : RuntimeRegistry.Foreign;

@@ -1,4 +1,5 @@
 using System;
+using Myriad.Channels;
 using System.Collections.Generic;
 using System.Threading;
 using System.Threading.Tasks;
@@ -126,5 +127,65 @@ public class SingleThreadRuntimeTests
         var error = Assert.Throws<InvalidOperationException>(() => outer.Run((outer, inner), static s =>
             Job.FromResult(s.inner.Run(s.outer, static o => Job.FromResult(o.Spawn(static () => Job.FromResult(1)).Wait())))));
         Assert.Contains("outer frame", error.Message);
+    }
+
+    [Fact]
+    public void CurrentThread_ProducerAndConsumerHandingOffInline_OtherQueuedJobsStillGetTurns()
+    {
+        // Each hand-off resumes the consumer inline and unwinds, so the trampoline's depth limit never
+        // stops the pair; without a budget, a job queued behind them ran only once all items had passed.
+        const int Items = 20_000;
+        using var runtime = new CurrentThreadRuntime();
+        var channel = Chan.Bounded<int>(8);
+        var progress = new int[2]; // items received; items received when the other job ran (-1: not yet)
+        progress[1] = -1;
+        runtime.Run((runtime, channel, progress), static async s =>
+        {
+            Job producer = s.runtime.Spawn(s.channel, static async ch =>
+            {
+                for (int i = 0; i < Items; i++)
+                {
+                    await ch.SendAsync(i);
+                }
+            });
+            Job other = s.runtime.Spawn(s.progress, static p => { p[1] = p[0]; });
+            for (int n = 0; n < Items; n++)
+            {
+                await s.channel.ReceiveAsync();
+                s.progress[0]++;
+            }
+
+            await Job.WhenAll(producer, other);
+        });
+
+        Assert.InRange(progress[1], 0, Items / 10);
+    }
+
+    [Fact]
+    public void CurrentThread_SelectOverTwoProducers_PicksBoth()
+    {
+        using var runtime = new CurrentThreadRuntime();
+        int[] picks = runtime.Run(runtime, static async rt =>
+        {
+            var a = Chan.Bounded<int>(8);
+            var b = Chan.Bounded<int>(8);
+            Job pa = rt.Spawn(a, static async ch => { for (int i = 0; i < 5_000; i++) { await ch.SendAsync(i); } });
+            Job pb = rt.Spawn(b, static async ch => { for (int i = 0; i < 5_000; i++) { await ch.SendAsync(i); } });
+            var picks = new int[2];
+            for (int n = 0; n < 5_000; n++) // half of all items: both producers still have plenty to send
+            {
+                picks[await Select.Receive(a).Receive(b)]++;
+            }
+
+            for (int n = 0; n < 5_000; n++)
+            {
+                await Select.Receive(a).Receive(b);
+            }
+
+            await Job.WhenAll(pa, pb);
+            return picks;
+        });
+
+        Assert.True(picks[0] > 1_000 && picks[1] > 1_000, $"picks {picks[0]} and {picks[1]}");
     }
 }
