@@ -146,7 +146,7 @@ public sealed class JobSemaphoreTests
                         using (await s.Semaphore.AcquireAsync())
                         {
                             int inside = Interlocked.Increment(ref s.Inside);
-                            InterlockedMax(ref s.MaxInside, inside);
+                            Tally.RaiseTo(ref s.MaxInside, inside);
                             await Job.Delay(1); // holders overlap: the other jobs queue meanwhile
                             Interlocked.Decrement(ref s.Inside);
                         }
@@ -159,15 +159,6 @@ public sealed class JobSemaphoreTests
 
         Assert.Equal(3, state.MaxInside); // saturated, never exceeded
         Assert.Equal(3, state.Semaphore.CurrentCount);
-    }
-
-    private static void InterlockedMax(ref int target, int value)
-    {
-        int current = Volatile.Read(ref target);
-        while (value > current && Interlocked.CompareExchange(ref target, value, current) != current)
-        {
-            current = Volatile.Read(ref target);
-        }
     }
 
     [Fact]

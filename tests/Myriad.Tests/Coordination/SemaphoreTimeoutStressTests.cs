@@ -43,7 +43,7 @@ public sealed class SemaphoreTimeoutStressTests
                         }
 
                         int inside = Interlocked.Increment(ref s.counts[0]);
-                        InterlockedMax(ref s.counts[1], inside);
+                        Tally.RaiseTo(ref s.counts[1], inside);
                         Interlocked.Increment(ref s.counts[2]);
                         await (i % 2 == 0 ? Job.Delay(1) : Job.CompletedJob); // held long enough for others to time out
                         Interlocked.Decrement(ref s.counts[0]);
@@ -59,20 +59,5 @@ public sealed class SemaphoreTimeoutStressTests
         Assert.True(counts[2] > 0, "no wait ever got a permit");
         Assert.True(counts[3] > 0, "no wait ever timed out");
         Assert.Equal(Permits, semaphore.CurrentCount);
-    }
-
-    private static void InterlockedMax(ref int target, int value)
-    {
-        int seen = Volatile.Read(ref target);
-        while (value > seen)
-        {
-            int previous = Interlocked.CompareExchange(ref target, value, seen);
-            if (previous == seen)
-            {
-                return;
-            }
-
-            seen = previous;
-        }
     }
 }

@@ -303,7 +303,7 @@ public sealed class JobScopeTests
                 await scope.SpawnAsync(state, static async (s, ct) =>
                 {
                     int now = Interlocked.Increment(ref s.Running);
-                    InterlockedMax(ref s.Peak, now);
+                    Tally.RaiseTo(ref s.Peak, now);
                     await Job.Delay(TimeSpan.FromMilliseconds(1), ct);
                     Interlocked.Decrement(ref s.Running);
                     Interlocked.Increment(ref s.Total);
@@ -531,21 +531,6 @@ public sealed class JobScopeTests
         Assert.Throws<ArgumentOutOfRangeException>(() => new JobScope(runtime, -1));
         var scope = new JobScope(runtime);
         Assert.Throws<ArgumentNullException>(() => scope.SpawnAsync<int>(0, null!));
-    }
-
-    private static void InterlockedMax(ref int target, int value)
-    {
-        int current = Volatile.Read(ref target);
-        while (value > current)
-        {
-            int seen = Interlocked.CompareExchange(ref target, value, current);
-            if (seen == current)
-            {
-                return;
-            }
-
-            current = seen;
-        }
     }
 
     private sealed class StrongBox(int value)
