@@ -29,7 +29,8 @@ internal sealed class PerThread
 
     /// <summary>
     /// Inline resumptions left to the scheduler item this thread runs, where its scheduler bounds
-    /// them (<see cref="Scheduling.SchedulerContext.BoundsInlineRuns"/>); reset for every item.
+    /// them (<see cref="Scheduling.SchedulerContext.BoundsInlineRuns"/>); reset by that scheduler for
+    /// every item it runs from its queue.
     /// </summary>
     internal int InlineBudget;
 

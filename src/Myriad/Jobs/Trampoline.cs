@@ -205,7 +205,6 @@ internal static class Trampoline
     {
         int previous = state.Depth;
         state.Depth = depth;
-        state.InlineBudget = MyriadDefaults.InlineBudget; // read only where the scheduler bounds inline runs
         ThreadContexts saved = ExecutionContextHelper.SaveBeforeItem(state);
         try
         {

@@ -388,7 +388,9 @@ public abstract class SingleThreadRuntime : JobRuntime
                 item = runtime.Dequeue(runtime._queue);
             }
 
-            Trampoline.RunFromScheduler(item);
+            PerThread state = PerThread.Current;
+            state.InlineBudget = MyriadDefaults.InlineBudget; // this item's (see SchedulerContext.BoundsInlineRuns)
+            Trampoline.RunFromScheduler(state, item);
             return true;
         }
 
