@@ -23,15 +23,10 @@ public readonly partial struct Job
             return job;
         }
 
-        if (job._box!.ConsumingRunsUserCode)
+        job = Adapters.ConsumableByObserver(job);
+        if (job.IsCompleted)
         {
-            // A select's handler runs when its result is consumed, which must happen in a job, never
-            // inside the completion the observer is called from: consume it in a job of its own.
-            job = Adapters.Forward(job);
-            if (job.IsCompleted)
-            {
-                return job;
-            }
+            return job; // a select's job, forwarded, that completed meanwhile
         }
 
         var race = new WaitRace<T>(job._box!.OwnerRuntime, cancellationToken);
@@ -178,13 +173,9 @@ public readonly partial struct Job
             {
                 Decide();
             }
-            else if (error is not null)
+            else
             {
-                ReportLoserFailure(home, error);
-            }
-            else if (result is IDisposable owned)
-            {
-                DisposeLoserResult(owned); // a lock or permit acquired too late goes back
+                DropLoserOutcome(result, error, home); // a lock or permit acquired too late goes back
             }
         }
 

@@ -109,9 +109,7 @@ public readonly partial struct Job
 
         if (box.ConsumingRunsUserCode)
         {
-            // A select's handler runs when its result is consumed, which must happen in a job, never
-            // inside the completion the observer is called from: consume it in a job of its own.
-            Watch(Adapters.Forward(job), index, race);
+            Watch(Adapters.ConsumableByObserver(job), index, race);
             return;
         }
 
@@ -150,7 +148,7 @@ public readonly partial struct Job
     /// One contestant's observer: hands the outcome to the race, or, for a loser (any outcome after the
     /// race was decided), reports a failure nobody can observe any more and disposes a result that owns
     /// something (a lock's or a permit's releaser, so that racing an acquisition against a delay gives
-    /// the lock back when the acquisition loses; see <see cref="DisposeLoserResult"/>). Called inline by
+    /// the lock back when the acquisition loses; see <see cref="DropLoserOutcome{T}"/>). Called inline by
     /// the completing thread, so it never throws: a disposal that throws is rethrown on the thread
     /// pool, as an <c>async void</c> method's exception would be.
     /// </summary>
@@ -165,29 +163,34 @@ public readonly partial struct Job
 
         internal static void Offer(TRace race, int index, T result, Exception? error, Scheduling.JobRuntime? home)
         {
-            if (race.TryWin(index, result, error))
+            if (!race.TryWin(index, result, error))
             {
-                return;
-            }
-
-            if (error is not null)
-            {
-                ReportLoserFailure(home, error);
-            }
-            else if (result is IDisposable owned)
-            {
-                DisposeLoserResult(owned);
+                DropLoserOutcome(result, error, home);
             }
         }
     }
 
     /// <summary>
-    /// Disposes a loser's result (a lock's or a permit's releaser) through the trampoline, not inline:
-    /// giving a lock back completes the next waiter, and when that waiter lost a race too, its
-    /// observer gives the lock back in turn, inside the first one's completion. Inline, a few thousand
-    /// abandoned acquisitions queued on one mutex overflowed the stack.
+    /// The outcome of a race's loser (a <see cref="WhenAny(Job[])"/> contestant, a job that
+    /// <see cref="Job{T}.WaitAsync(TimeSpan, CancellationToken)"/> gave up on), which nobody can observe
+    /// any more: a failure other than a cancellation is reported (<see cref="ReportLoserFailure"/>), a
+    /// result that owns something (a lock's or a permit's releaser) is disposed.
     /// </summary>
-    internal static void DisposeLoserResult(IDisposable owned) => Trampoline.Dispatch(new DisposeWork(owned));
+    /// <remarks>The disposal goes through the trampoline, not inline: giving a lock back completes the
+    /// next waiter, and when that waiter lost a race too, its observer gives the lock back in turn,
+    /// inside the first one's completion. Inline, a few thousand abandoned acquisitions queued on one
+    /// mutex overflowed the stack.</remarks>
+    private static void DropLoserOutcome<T>(T result, Exception? error, Scheduling.JobRuntime? home)
+    {
+        if (error is not null)
+        {
+            ReportLoserFailure(home, error);
+        }
+        else if (result is IDisposable owned)
+        {
+            Trampoline.Dispatch(new DisposeWork(owned));
+        }
+    }
 
     private sealed class DisposeWork(IDisposable owned) : WorkItem
     {

@@ -44,6 +44,14 @@ internal static class Adapters
         Register(cell, token, ForeignContinuation.ForAction(continuation, flowExecutionContext, continueOnCapturedContext));
     }
 
+    /// <summary>
+    /// A job whose outcome a <see cref="CellObserver"/> may consume: <paramref name="job"/> itself, or,
+    /// for a select's job, a job that awaits it. A select's handler runs when its result is consumed,
+    /// which must happen in a job, never inside the completion an observer is called from.
+    /// </summary>
+    internal static Job<T> ConsumableByObserver<T>(Job<T> job) =>
+        job._box is { ConsumingRunsUserCode: true } ? Forward(job) : job;
+
     /// <summary>Awaits a job and drops its result.</summary>
     internal static async Job<VoidResult> Discard<T>(Job<T> job)
     {
