@@ -146,16 +146,24 @@ public sealed class JobSemaphore : IWaiterHost<VoidResult>
         CancellationTokenSource limit = cancellationToken.CanBeCanceled
             ? CancellationTokenSource.CreateLinkedTokenSource(cancellationToken)
             : new CancellationTokenSource();
-        var timer = new TimerEntry(new CancelAndDispose(limit));
+        var expiry = new CancelAndDispose(limit);
+        var timer = new TimerEntry(expiry);
         TimerQueue.Schedule(timer, timeout); // the calling runtime's clock, not CancelAfter's real time
         try
         {
             await semaphore.AcquireAsync(limit.Token); // the releaser is dropped: the permit stays taken
             return true;
         }
-        catch (OperationCanceledException) when (!cancellationToken.IsCancellationRequested)
+        catch (OperationCanceledException) when (expiry.Fired)
         {
-            return false; // the timer canceled the wait, which took no permit
+            return false; // the timer canceled the wait (before any cancel of the caller's), which took no permit
+        }
+        catch (OperationCanceledException)
+        {
+            // The caller's token canceled the linked source: the exception names the internal
+            // source's token, and a caller's `catch (OperationCanceledException e) when
+            // (e.CancellationToken == token)` must match, as with SemaphoreSlim.
+            throw Internal.ThrowHelper.Canceled(cancellationToken);
         }
         finally
         {
@@ -169,8 +177,14 @@ public sealed class JobSemaphore : IWaiterHost<VoidResult>
     /// <summary>The timer's work item of <see cref="WaitLimited"/>: cancels the wait's token source, then disposes it.</summary>
     private sealed class CancelAndDispose(CancellationTokenSource limit) : Internal.WorkItem
     {
+        private volatile bool _fired;
+
+        /// <summary>Whether the timer canceled the source: set before the cancel, so a wait that sees its acquisition canceled and this false was canceled by the caller's token.</summary>
+        internal bool Fired => _fired;
+
         internal override void Execute(Internal.PerThread state)
         {
+            _fired = limit.IsCancellationRequested is false; // a cancel of the caller's that came first keeps the wait canceled
             limit.Cancel(); // the acquisition's callback takes the waiter out of the queue; it never throws
             limit.Dispose();
         }

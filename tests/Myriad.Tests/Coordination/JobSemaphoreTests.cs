@@ -212,6 +212,51 @@ public sealed class JobSemaphoreTests
     }
 
     [Fact]
+    public void WaitAsyncWithTimeout_CallerTokenCanceledFirst_ThrowsWithCallersToken()
+    {
+        // As SemaphoreSlim.WaitAsync(timeout, token): the exception names the caller's token, so a
+        // `catch (OperationCanceledException e) when (e.CancellationToken == token)` matches; the
+        // internal source that also carries the timeout must not show through.
+        using var runtime = new DeterministicRuntime(7);
+        var semaphore = new JobSemaphore(0);
+        using var cts = new CancellationTokenSource();
+        OperationCanceledException caught = Bounded.Run(runtime, async () =>
+        {
+            Job<bool> wait = semaphore.WaitAsync(TimeSpan.FromMinutes(5), cts.Token);
+            await Job.Delay(TimeSpan.FromSeconds(1));
+            cts.Cancel();
+            try
+            {
+                await wait;
+                throw new InvalidOperationException("the wait ended without a cancel");
+            }
+            catch (OperationCanceledException e)
+            {
+                return e;
+            }
+        });
+
+        Assert.Equal(cts.Token, caught.CancellationToken);
+        Assert.Equal(0, semaphore.CurrentCount);
+    }
+
+    [Fact]
+    public void WaitAsyncWithTimeout_TimesOutBeforeCallerCancels_ReturnsFalse()
+    {
+        using var runtime = new DeterministicRuntime(8);
+        var semaphore = new JobSemaphore(0);
+        using var cts = new CancellationTokenSource();
+        bool got = Bounded.Run(runtime, async () =>
+        {
+            bool got = await semaphore.WaitAsync(TimeSpan.FromSeconds(1), cts.Token);
+            cts.Cancel(); // after the timeout: changes nothing
+            return got;
+        });
+
+        Assert.False(got);
+    }
+
+    [Fact]
     public void WaitAsyncWithTimeout_RetryLoopTimesOut_LeavesNoWaiterBehind()
     {
         // A wait that timed out must leave the queue, as SemaphoreSlim's does: a "try for 10 ms, then
