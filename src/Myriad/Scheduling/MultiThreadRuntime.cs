@@ -21,7 +21,9 @@ namespace Myriad.Scheduling;
 /// as usual, and another thread's <see cref="JobRuntime.Dispose()"/> or
 /// <see cref="JobRuntime.DisposeAsync()"/> waits for it. <c>await DisposeAsync()</c> in one of the
 /// runtime's own jobs does the same as <c>Dispose()</c> there and completes at once, so the job goes
-/// on and ends within the drain.</para>
+/// on and ends within the drain. A job that a plain thread runs inline because it waits for it
+/// (<c>Wait()</c>, <c>Run</c>) counts as running: the workers stay until it suspends or ends, and then
+/// run the rest of it as part of the drain.</para>
 /// <para><b>Blocking a worker.</b> Waiting synchronously on a worker (<c>job.Wait()</c>) keeps that
 /// worker running other jobs until the awaited one completes, so it cannot deadlock the runtime;
 /// blocking a worker on anything else (a lock, <c>Task.Result</c>, <c>Thread.Sleep</c>) takes it out
@@ -237,9 +239,12 @@ public sealed partial class MultiThreadRuntime : JobRuntime
 
     /// <inheritdoc/>
     /// <remarks>The workers, and a guest thread (a plain thread running a job it waits for): the
-    /// drain does not wait for a guest, but the guest's job may be what lets the drain finish (it
-    /// may complete what a worker waits for), so it must not block on the drain either.</remarks>
+    /// drain waits for a guest's run to end (<see cref="JobRuntime.EnterGuestRun"/>), so a guest
+    /// that disposes must not block on the drain: it would wait for itself.</remarks>
     internal override bool OwnsCurrentThread => CurrentWorker() is not null || IsRuntimeThread;
+
+    /// <inheritdoc/>
+    private protected override void OnLastGuestLeft() => _idle.WakeAll();
 
     /// <summary>True when any queue visible to a searching worker holds work.</summary>
     internal bool AnyWorkVisible()

@@ -208,8 +208,22 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
     {
         // The waiter's handle was issued for this use of the box, so _runtime is its spawn's.
         JobRuntime? runtime = Volatile.Read(ref _runtime);
-        if (runtime is not null && TryClaim(runtime.ClaimId))
+        if (runtime is null)
         {
+            return false;
+        }
+
+        // Counted before the claim (JobRuntime.EnterGuestRun, step 1): a draining worker that
+        // finds the claim taken must also find the guest, or it could leave before the job queues
+        // the rest of itself.
+        bool guest = runtime.EnterGuestRun(state);
+        try
+        {
+            if (!TryClaim(runtime.ClaimId))
+            {
+                return false;
+            }
+
             SchedulerContext? previous = runtime.EnterInlineRun(this, state);
             try
             {
@@ -222,8 +236,13 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
 
             return true;
         }
-
-        return false;
+        finally
+        {
+            if (guest)
+            {
+                runtime.ExitGuestRun();
+            }
+        }
     }
 
     /// <summary>

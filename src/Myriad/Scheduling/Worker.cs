@@ -210,9 +210,9 @@ internal sealed partial class Worker : SchedulerContext
                     continue;
                 }
 
-                if (_runtime.IsShuttingDown && !_runtime.AnyWorkVisible())
+                if (_runtime.IsShuttingDown && !_runtime.AnyWorkVisible() && !_runtime.HasGuests)
                 {
-                    break;
+                    break; // a guest's job may still queue the rest of itself (JobRuntime.EnterGuestRun)
                 }
 
                 _runtime.Idle.Park(this);

@@ -207,4 +207,80 @@ public class LentThreadTests
         Assert.True(sleeper.AsTask().Wait(TimeSpan.FromSeconds(30)));
         Assert.True(s.ResumedOnWorker);
     }
+
+    [Fact]
+    public void Dispose_FromAnotherThreadWhileALentThreadRunsTheJob_WaitsAndRunsTheRestOfTheJob()
+    {
+        // The drain waited only for the workers: a job that the thread blocked in Wait() ran itself
+        // was cut off by a Dispose from another thread, which returned at once, and the rest of the
+        // job (after its next await) ended canceled instead of running.
+        var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1, MaxSpareThreads = 0, ThreadNamePrefix = Prefix });
+        var s = new Stretch();
+        runtime.SpawnDetached(s.Busy, static b => b.Wait()); // the only worker: busy, so the waiting thread runs the job
+        Job<bool> job = runtime.Spawn(s, static async s =>
+        {
+            bool lent = !OnWorker();
+            s.Inside.Set();
+            s.Proceed.Wait();
+            await Task.Yield(); // the rest of the job is queued to the draining runtime
+            return lent;
+        });
+
+        // Dispose starts (on threads of its own: the test host's pool may be slow to start a task)
+        // while the job is inside its synchronous stretch on the waiting thread, and must not
+        // return before the job lets go.
+        bool disposeReturnedEarly = true;
+        var observer = new Thread(() =>
+        {
+            if (!s.Inside.Wait(TimeSpan.FromSeconds(30)))
+            {
+                return; // reported below: the job never ran lent
+            }
+
+            s.Busy.Set();
+            var disposer = new Thread(runtime.Dispose) { IsBackground = true };
+            disposer.Start();
+            SpinWait.SpinUntil(() => runtime.IsDisposed, TimeSpan.FromSeconds(30));
+            disposeReturnedEarly = disposer.Join(TimeSpan.FromMilliseconds(200));
+            s.Proceed.Set();
+            disposer.Join();
+        }) { IsBackground = true };
+        observer.Start();
+
+        bool ranLent = TestHelpers.OnThread(() => job.Wait(), timeout: TimeSpan.FromSeconds(60));
+        Assert.True(observer.Join(TimeSpan.FromSeconds(30)));
+        Assert.True(ranLent);
+        Assert.False(disposeReturnedEarly, "Dispose returned while the lent thread still ran the job");
+    }
+
+    [Fact]
+    public void Dispose_FromTheJobALentThreadRuns_RestOfTheJobRunsInTheDrain()
+    {
+        // As a worker's job that disposes its runtime: Dispose returns at once there, and the job
+        // goes on within the drain. On a lent thread the job ended canceled instead.
+        var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1, MaxSpareThreads = 0, ThreadNamePrefix = Prefix });
+        var s = new Stretch();
+        runtime.SpawnDetached(s.Busy, static b => b.Wait()); // the only worker: busy, so the waiting thread runs the job
+        (bool lent, int result) = TestHelpers.OnThread(
+            () => runtime.Run((runtime, s), static async x =>
+            {
+                bool lent = !OnWorker();
+                x.runtime.Dispose();
+                x.s.Busy.Set();
+                await Task.Yield();
+                return (lent, 42);
+            }),
+            timeout: TimeSpan.FromSeconds(60));
+
+        Assert.True(lent);
+        Assert.Equal(42, result);
+        Assert.True(runtime.IsDisposed);
+    }
+
+    private sealed class Stretch
+    {
+        public readonly ManualResetEventSlim Busy = new();
+        public readonly ManualResetEventSlim Inside = new();
+        public readonly ManualResetEventSlim Proceed = new();
+    }
 }
