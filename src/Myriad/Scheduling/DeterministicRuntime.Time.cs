@@ -22,6 +22,19 @@ public sealed partial class DeterministicRuntime
     }
 
     /// <summary>
+    /// Creates a runtime whose schedule is a function of <paramref name="seed"/> and
+    /// <paramref name="strategy"/> (see <see cref="ScheduleStrategy"/>), named and clocked by
+    /// <paramref name="options"/> as <see cref="DeterministicRuntime(int, RuntimeOptions)"/> is.
+    /// </summary>
+    /// <inheritdoc cref="DeterministicRuntime(int, ScheduleStrategy, int, int, string?)"/>
+    /// <exception cref="ArgumentNullException"><paramref name="options"/> is null.</exception>
+    public DeterministicRuntime(int seed, ScheduleStrategy strategy, RuntimeOptions options, int priorityChangePoints = 2, int stepHorizon = DefaultStepHorizon)
+        : this(seed, strategy, priorityChangePoints, stepHorizon, (options ?? throw new ArgumentNullException(nameof(options))).Name)
+    {
+        _explicitTimeProvider = options.ExplicitTimeProvider;
+    }
+
+    /// <summary>
     /// The runtime's clock: unless options gave another, a virtual clock that starts at
     /// 2000-01-01 00:00 UTC and moves only when nothing can run, straight to the next pending timer
     /// (so <c>await Job.Delay(TimeSpan.FromHours(1))</c> completes at once in real time, an hour later

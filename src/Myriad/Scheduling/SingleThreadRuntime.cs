@@ -463,7 +463,28 @@ public sealed partial class DeterministicRuntime : SingleThreadRuntime
         : base(name, TimeSpan.Zero) // its driver waits only for real threads; spinning would buy nothing
     {
         Seed = seed;
-        _random = new Random(seed);
+        _random = new Random(ScheduleState(seed));
+    }
+
+    /// <summary>
+    /// The <see cref="Random"/> seed of the schedule for <paramref name="seed"/>: the seed itself
+    /// from 0 up (so recorded schedules and replay lines stay valid), a hash of it below 0.
+    /// <see cref="Random(int)"/> takes the absolute value of its seed, which gave <c>s</c> and
+    /// <c>-s</c> the same schedule (and <see cref="int.MinValue"/> that of <see cref="int.MaxValue"/>).
+    /// </summary>
+    internal static int ScheduleState(int seed)
+    {
+        if (seed >= 0)
+        {
+            return seed;
+        }
+
+        // SplitMix64's finalizer: every bit of the seed reaches every bit of the result.
+        ulong z = (ulong)(uint)seed + 0x9E3779B97F4A7C15UL;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9UL;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBUL;
+        z ^= z >> 31;
+        return (int)(z & int.MaxValue);
     }
 
     /// <summary>The seed this runtime's schedule derives from.</summary>

@@ -54,6 +54,51 @@ public sealed class DeterministicReplayTests
         Assert.True(traces.Count >= 10, $"{program}: only {traces.Count} different traces in {Runs} seeds");
     }
 
+    [Theory]
+    [InlineData(ScheduleStrategy.Random)]
+    [InlineData(ScheduleStrategy.Priority)]
+    public void Run_NegatedSeeds_GiveTheirOwnTraces(ScheduleStrategy strategy)
+    {
+        // System.Random takes the absolute value of its seed: s and -s (and int.MinValue and
+        // int.MaxValue) ran the same schedule. Each pair must differ at least once in a handful of seeds.
+        int differing = 0;
+        foreach (int seed in new[] { 5, 12345, 77, 1000, int.MaxValue })
+        {
+            int negated = seed == int.MaxValue ? int.MinValue : -seed;
+            if (Trace("yields", seed, strategy) != Trace("yields", negated, strategy))
+            {
+                differing++;
+            }
+        }
+
+        Assert.True(differing >= 3, $"only {differing} of 5 negated seeds ran a schedule of their own");
+        Assert.Equal(Trace("yields", -5, strategy), Trace("yields", -5, strategy)); // still a function of the seed
+    }
+
+    [Fact]
+    public void ScheduleState_NonNegativeSeed_IsTheSeedItself()
+    {
+        // Recorded seeds and replay lines of non-negative seeds keep their schedules.
+        foreach (int seed in new[] { 0, 1, 2, 99, int.MaxValue })
+        {
+            Assert.Equal(seed, DeterministicRuntime.ScheduleState(seed));
+        }
+
+        Assert.InRange(DeterministicRuntime.ScheduleState(-1), 0, int.MaxValue);
+        Assert.InRange(DeterministicRuntime.ScheduleState(int.MinValue), 0, int.MaxValue);
+    }
+
+    [Fact]
+    public void Constructor_StrategyAndOptions_UsesBoth()
+    {
+        var fake = new Microsoft.Extensions.Time.Testing.FakeTimeProvider();
+        using var runtime = new DeterministicRuntime(3, ScheduleStrategy.Priority, new RuntimeOptions { Name = "strategy-and-options", TimeProvider = fake });
+        Assert.Equal(ScheduleStrategy.Priority, runtime.Strategy);
+        Assert.Equal("strategy-and-options", runtime.Name);
+        Assert.Same(fake, runtime.TimeProvider);
+        Assert.Throws<ArgumentNullException>(() => new DeterministicRuntime(3, ScheduleStrategy.Random, (RuntimeOptions)null!));
+    }
+
     [Fact]
     public void Select_OnReadyChannels_ReplaysFromTheSeedAlone()
     {
