@@ -149,10 +149,11 @@ public sealed partial class JobTcpConnection : IDisposable
             return Job.FromCanceled<JobTcpConnection>(cancellationToken);
         }
 
-        IoDriver? driver = DriverOf(runtime);
+        IoDriver? driver;
         Socket socket;
         try
         {
+            driver = DriverOf(runtime); // the runtime's first socket creates its driver: two descriptors
             socket = new Socket(remote.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
         }
         catch (SocketException noSocket)
@@ -308,11 +309,12 @@ public sealed partial class JobTcpConnection : IDisposable
         {
             pending = Socket.ReceiveAsync(buffer, SocketFlags.None, cancellationToken);
         }
-        catch (ObjectDisposedException disposed)
+        catch (ObjectDisposedException)
         {
-            // A faulted job, as on the driver's path, not an exception thrown at the call.
+            // A faulted job, as on the driver's path, not an exception thrown at the call, and
+            // naming the connection, not the BCL socket inside it.
             EndRead();
-            return Job.FromException<int>(disposed);
+            return Job.FromException<int>(Disposed());
         }
         catch
         {
@@ -352,10 +354,10 @@ public sealed partial class JobTcpConnection : IDisposable
         {
             pending = Socket.SendAsync(buffer, SocketFlags.None, cancellationToken);
         }
-        catch (ObjectDisposedException disposed)
+        catch (ObjectDisposedException)
         {
             EndWrite();
-            return Job.FromException(disposed);
+            return Job.FromException(Disposed());
         }
         catch
         {

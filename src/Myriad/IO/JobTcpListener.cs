@@ -50,6 +50,10 @@ public sealed class JobTcpListener : IDisposable
     /// <exception cref="ArgumentNullException"><paramref name="endPoint"/> is null.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="backlog"/> is not positive.</exception>
     /// <exception cref="ObjectDisposedException">The runtime that would drive the listener was disposed (thrown at the call, as by <see cref="Socket"/>).</exception>
+    /// <exception cref="SocketException">The socket could not be created, bound or put to listen: the
+    /// address is in use (<see cref="SocketError.AddressAlreadyInUse"/>), or no descriptor is left for
+    /// it or for the runtime's I/O driver, which the runtime's first socket creates
+    /// (<see cref="SocketError.TooManyOpenSockets"/>).</exception>
     public static JobTcpListener Bind(IPEndPoint endPoint, int backlog = 512) => Bind(endPoint, JobRuntime.Current, backlog);
 
     /// <summary>
@@ -60,6 +64,10 @@ public sealed class JobTcpListener : IDisposable
     /// <exception cref="ArgumentNullException"><paramref name="endPoint"/> is null.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="backlog"/> is not positive.</exception>
     /// <exception cref="ObjectDisposedException">The runtime that would drive the listener was disposed (thrown at the call, as by <see cref="Socket"/>).</exception>
+    /// <exception cref="SocketException">The socket could not be created, bound or put to listen: the
+    /// address is in use (<see cref="SocketError.AddressAlreadyInUse"/>), or no descriptor is left for
+    /// it or for the runtime's I/O driver, which the runtime's first socket creates
+    /// (<see cref="SocketError.TooManyOpenSockets"/>).</exception>
     public static JobTcpListener Bind(IPEndPoint endPoint, JobRuntime? runtime, int backlog = 512)
     {
         ArgumentNullException.ThrowIfNull(endPoint);
@@ -202,6 +210,12 @@ public sealed class JobTcpListener : IDisposable
         {
             // The BCL's report of a listener closed under a pending accept; this type promises
             // ObjectDisposedException on both paths.
+            throw new ObjectDisposedException(nameof(JobTcpListener));
+        }
+        catch (ObjectDisposedException) when (Volatile.Read(ref _disposed) != 0)
+        {
+            // An accept started after Dispose: the BCL names its socket; name the listener, as the
+            // driver's path does.
             throw new ObjectDisposedException(nameof(JobTcpListener));
         }
         catch (SocketException failure) when (failure.SocketErrorCode is not SocketError.OperationAborted)

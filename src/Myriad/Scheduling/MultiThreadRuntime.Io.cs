@@ -27,16 +27,33 @@ public sealed partial class MultiThreadRuntime
     /// the other.
     /// </remarks>
     /// <exception cref="ObjectDisposedException">The runtime is shutting down.</exception>
+    /// <exception cref="System.Net.Sockets.SocketException">No descriptor is left for the driver's
+    /// epoll instance or its eventfd (<see cref="System.Net.Sockets.SocketError.TooManyOpenSockets"/>,
+    /// as a socket that cannot be created).</exception>
     internal IoDriver GetOrCreateIoDriver()
     {
         IoDriver? driver = Volatile.Read(ref _ioDriver);
         if (driver is not null)
         {
+            if (_watchdog is null)
+            {
+                TryEnsureWatchdog(); // its first start failed (below)
+            }
+
             return driver;
         }
 
         ObjectDisposedException.ThrowIf(_shutdown, this);
-        driver = IoDriver.Create();
+        try
+        {
+            driver = IoDriver.Create();
+        }
+        catch (System.IO.IOException e) when (e.HResult is LinuxNative.EMFILE or LinuxNative.ENFILE)
+        {
+            // Out of descriptors: what a socket that cannot be created throws, so that callers
+            // handle one exception for "no descriptor", whether the socket or the driver needed it.
+            throw new System.Net.Sockets.SocketException((int)System.Net.Sockets.SocketError.TooManyOpenSockets, e.Message);
+        }
         IoDriver? raced = Interlocked.CompareExchange(ref _ioDriver, driver, null);
         if (raced is not null)
         {
@@ -52,8 +69,26 @@ public sealed partial class MultiThreadRuntime
         }
 
         _idle.NotifyWork();
-        EnsureWatchdog(); // it watches that somebody polls the driver (WatchIo)
+        TryEnsureWatchdog(); // it watches that somebody polls the driver (WatchIo)
         return driver;
+    }
+
+    /// <summary>
+    /// Starts the watchdog for the driver, if a thread can be started: with no descriptor left, .NET
+    /// fails a thread's start with <see cref="OutOfMemoryException"/>. The watchdog is a safety net
+    /// (the workers poll the driver themselves), so the socket that asked for the driver goes on
+    /// without it, and the next socket operation that finds the driver (or the next deferred wake)
+    /// tries again.
+    /// </summary>
+    private void TryEnsureWatchdog()
+    {
+        try
+        {
+            EnsureWatchdog();
+        }
+        catch (Exception e) when (e is OutOfMemoryException or ThreadStartException)
+        {
+        }
     }
 
     /// <summary>

@@ -82,4 +82,26 @@ public sealed class JobTcpBclPathTests
             await Assert.ThrowsAsync<ObjectDisposedException>(() => write.AsTask());
         });
     }
+
+    [Fact]
+    public void Operations_StartedAfterDispose_NameTheConnectionOrListener()
+    {
+        // As on the driver's path: the BCL names its Socket, which the caller never saw.
+        using var runtime = new CurrentThreadRuntime();
+        Bounded.Run(runtime, async () =>
+        {
+            var listener = JobTcpListener.Bind(IoTestSupport.Loopback);
+            Job<JobTcpConnection> accepting = listener.AcceptAsync();
+            using JobTcpConnection client = await JobTcpConnection.ConnectAsync(listener.LocalEndPoint);
+            JobTcpConnection server = await accepting;
+            server.Dispose();
+            listener.Dispose();
+            ObjectDisposedException read = await Assert.ThrowsAsync<ObjectDisposedException>(() => server.ReadAsync(new byte[8]).AsTask());
+            ObjectDisposedException write = await Assert.ThrowsAsync<ObjectDisposedException>(() => server.WriteAsync(new byte[8]).AsTask());
+            ObjectDisposedException accept = await Assert.ThrowsAsync<ObjectDisposedException>(() => listener.AcceptAsync().AsTask());
+            Assert.Equal(nameof(JobTcpConnection), read.ObjectName);
+            Assert.Equal(nameof(JobTcpConnection), write.ObjectName);
+            Assert.Equal(nameof(JobTcpListener), accept.ObjectName);
+        });
+    }
 }

@@ -1,5 +1,6 @@
 using System;
 using System.IO;
+using System.Net;
 using System.Net.Sockets;
 using System.Runtime.InteropServices;
 using System.Threading;
@@ -302,6 +303,79 @@ public sealed class JobTcpStressTests
             using JobTcpConnection accepted = await listener.AcceptAsync();
             Assert.NotNull(accepted.RemoteEndPoint);
         });
+    }
+
+    [Fact]
+    public void FirstSocketOfARuntime_OutOfDescriptorsForItsDriver_SocketExceptionAndLaterSocketsWork()
+    {
+        // The runtime's first socket creates its I/O driver (an epoll instance and an eventfd) and
+        // starts the watchdog thread. Out of descriptors, that threw an IOException (epoll_create1)
+        // or an OutOfMemoryException (the thread's start) at the call: ConnectAsync, documented to
+        // fault its job, threw instead, and Bind threw neither a SocketException nor anything
+        // its documentation named.
+        if (!OperatingSystem.IsLinux())
+        {
+            return;
+        }
+
+        using var runtime = NewRuntime();
+        using var bclListener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        bclListener.Bind(IoTestSupport.Loopback);
+        bclListener.Listen(4);
+        var target = (IPEndPoint)bclListener.LocalEndPoint!;
+
+        Assert.Equal(0, GetRLimit(RlimitNoFile, out RLimit saved));
+        var fillers = new System.Collections.Generic.List<FileStream>();
+        Job<JobTcpConnection> connecting;
+        Exception? bindError = null;
+        try
+        {
+            ulong highest = 0;
+            foreach (string entry in Directory.GetFiles("/proc/self/fd"))
+            {
+                highest = Math.Max(highest, ulong.Parse(Path.GetFileName(entry)));
+            }
+
+            var limited = new RLimit { Current = highest + 1, Maximum = saved.Maximum };
+            Assert.Equal(0, SetRLimit(RlimitNoFile, ref limited));
+            try
+            {
+                while (true)
+                {
+                    fillers.Add(new FileStream("/dev/null", FileMode.Open, FileAccess.Read));
+                }
+            }
+            catch (IOException)
+            {
+            }
+
+            connecting = JobTcpConnection.ConnectAsync(target, runtime); // must not throw
+            try
+            {
+                JobTcpListener.Bind(IoTestSupport.Loopback, runtime).Dispose();
+            }
+            catch (Exception e)
+            {
+                bindError = e;
+            }
+        }
+        finally
+        {
+            SetRLimit(RlimitNoFile, ref saved);
+            foreach (FileStream filler in fillers)
+            {
+                filler.Dispose();
+            }
+        }
+
+        SocketException refused = Assert.Throws<SocketException>(() => connecting.Wait());
+        Assert.Equal(SocketError.TooManyOpenSockets, refused.SocketErrorCode);
+        Assert.Equal(SocketError.TooManyOpenSockets, Assert.IsType<SocketException>(bindError).SocketErrorCode);
+
+        // Descriptors are back: the runtime's sockets work, on its driver.
+        using JobTcpConnection client = JobTcpConnection.ConnectAsync(target, runtime).Wait();
+        using Socket accepted = bclListener.Accept();
+        Assert.NotNull(runtime.IoDriverOrNull);
     }
 
     private const int RlimitNoFile = 7;
