@@ -29,7 +29,10 @@ public sealed partial class Chan<T>
     /// <c>WaitToReadAsync</c> receives the next item and keeps it in the reader, whose next
     /// <c>TryRead</c> or <c>ReadAsync</c> hands it out first. Such a kept item is visible only through
     /// the reader (and counted by its <c>Count</c>): do not mix the reader with direct receives on the
-    /// same channel when the order between them matters.</para>
+    /// same channel when the order between them matters. Several consumers sharing the reader through
+    /// <c>WaitToReadAsync</c>/<c>TryRead</c> loops may likewise see items out of order (a wait takes its
+    /// item a step before it keeps it, and another consumer's <c>TryRead</c> may take the next one in
+    /// between); <c>ReadAsync</c> and <c>ReadAllAsync</c> keep the channel's order.</para>
     /// <para><c>Completion</c> completes once the channel is closed and drained, whether its last item
     /// went out through the reader or through a direct receive (<see cref="ReceiveAsync"/>,
     /// <see cref="TryReceive"/>, <see cref="ReadAllAsync"/>, a select), and not while the reader keeps
