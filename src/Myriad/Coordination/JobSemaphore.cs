@@ -146,19 +146,20 @@ public sealed class JobSemaphore : IWaiterHost<VoidResult>
         CancellationTokenSource limit = cancellationToken.CanBeCanceled
             ? CancellationTokenSource.CreateLinkedTokenSource(cancellationToken)
             : new CancellationTokenSource();
-        var expiry = new CancelAndDispose(limit);
+        CancellationToken limitToken = limit.Token; // before the timer exists: it may dispose the source at once
+        var expiry = new CancelAndDispose(limit, cancellationToken);
         var timer = new TimerEntry(expiry);
         TimerQueue.Schedule(timer, timeout); // the calling runtime's clock, not CancelAfter's real time
         try
         {
-            await semaphore.AcquireAsync(limit.Token); // the releaser is dropped: the permit stays taken
+            await semaphore.AcquireAsync(limitToken); // the releaser is dropped: the permit stays taken
             return true;
         }
         catch (OperationCanceledException) when (expiry.Fired)
         {
             return false; // the timer canceled the wait (before any cancel of the caller's), which took no permit
         }
-        catch (OperationCanceledException)
+        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
         {
             // The caller's token canceled the linked source: the exception names the internal
             // source's token, and a caller's `catch (OperationCanceledException e) when
@@ -175,7 +176,7 @@ public sealed class JobSemaphore : IWaiterHost<VoidResult>
     }
 
     /// <summary>The timer's work item of <see cref="WaitLimited"/>: cancels the wait's token source, then disposes it.</summary>
-    private sealed class CancelAndDispose(CancellationTokenSource limit) : Internal.WorkItem
+    private sealed class CancelAndDispose(CancellationTokenSource limit, CancellationToken caller) : Internal.WorkItem
     {
         private volatile bool _fired;
 
@@ -184,7 +185,9 @@ public sealed class JobSemaphore : IWaiterHost<VoidResult>
 
         internal override void Execute(Internal.PerThread state)
         {
-            _fired = limit.IsCancellationRequested is false; // a cancel of the caller's that came first keeps the wait canceled
+            // A cancel of the caller's that came first (even one whose callback has not reached the
+            // linked source yet) wins the tie, as with SemaphoreSlim: the wait ends canceled.
+            _fired = !limit.IsCancellationRequested && !caller.IsCancellationRequested;
             limit.Cancel(); // the acquisition's callback takes the waiter out of the queue; it never throws
             limit.Dispose();
         }

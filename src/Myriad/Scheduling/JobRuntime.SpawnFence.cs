@@ -100,8 +100,11 @@ public abstract partial class JobRuntime
     /// 1. The guest raises <see cref="PaddedCount.Guests"/> (a full fence) before it claims the job.
     ///    A worker that dequeues the job's entry and fails to claim it, and so sees an empty queue,
     ///    has seen the claim, and with it the raised count: it parks instead of leaving.
-    /// 2. A worker leaves after the disposal only when no work is visible and the count reads 0;
-    ///    it parks (its park does not return at once on shutdown) while the count is above 0.
+    /// 2. A worker leaves after the disposal only when no work is visible, then the count reads 0,
+    ///    then still no work is visible (the guest of step 3 queues before it lowers the count; one
+    ///    of step 1 raises the count before it takes its job's entry back). It parks (its park does
+    ///    not return at once on shutdown) while the count is above 0. A spare thread leaves the drain
+    ///    once the count reads 0 and then no work is visible.
     /// 3. The guest lowers the count (a full fence) once the job returned to it (suspended or
     ///    done; anything it queued is in a queue by then), then reads the disposed flag: set, and
     ///    the count reached 0, it wakes every worker (<see cref="OnLastGuestLeft"/>) to look again.

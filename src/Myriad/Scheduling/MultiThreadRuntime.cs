@@ -23,7 +23,9 @@ namespace Myriad.Scheduling;
 /// runtime's own jobs does the same as <c>Dispose()</c> there and completes at once, so the job goes
 /// on and ends within the drain. A job that a plain thread runs inline because it waits for it
 /// (<c>Wait()</c>, <c>Run</c>) counts as running: the workers stay until it suspends or ends, and then
-/// run the rest of it as part of the drain.</para>
+/// run the rest of it as part of the drain (so such a job that blocks its thread, as a job that
+/// blocks a worker, holds up another thread's <c>Dispose</c>; <c>DisposeAsync(CancellationToken)</c>
+/// bounds that wait).</para>
 /// <para><b>Blocking a worker.</b> Waiting synchronously on a worker (<c>job.Wait()</c>) keeps that
 /// worker running other jobs until the awaited one completes, so it cannot deadlock the runtime;
 /// blocking a worker on anything else (a lock, <c>Task.Result</c>, <c>Thread.Sleep</c>) takes it out

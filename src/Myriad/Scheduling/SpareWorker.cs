@@ -134,7 +134,12 @@ internal sealed class SpareWorker : SchedulerContext
                     idleSince = now;
                 }
 
-                if (_runtime.IsShuttingDown || now - idleSince >= _runtime.Options.SpareThreadDelayMilliseconds)
+                // Draining, a spare leaves once no guest runs and then no work is visible (in that
+                // order: a guest queues the rest of its job before it lowers the count); a guest's
+                // stale entry it took and found claimed must not let it leave while that job runs.
+                if (_runtime.IsShuttingDown
+                    ? !_runtime.HasGuests && !_runtime.AnyWorkVisible()
+                    : now - idleSince >= _runtime.Options.SpareThreadDelayMilliseconds)
                 {
                     break; // step 3: the stall is over (or the runtime drains: nothing new will come)
                 }

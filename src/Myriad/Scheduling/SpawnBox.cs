@@ -208,9 +208,9 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
     {
         // The waiter's handle was issued for this use of the box, so _runtime is its spawn's.
         JobRuntime? runtime = Volatile.Read(ref _runtime);
-        if (runtime is null)
+        if (runtime is null || Volatile.Read(ref _claim) != runtime.ClaimId)
         {
-            return false;
+            return false; // claimed already (a worker started it): nothing to count
         }
 
         // Counted before the claim (JobRuntime.EnterGuestRun, step 1): a draining worker that

@@ -210,9 +210,13 @@ internal sealed partial class Worker : SchedulerContext
                     continue;
                 }
 
-                if (_runtime.IsShuttingDown && !_runtime.AnyWorkVisible() && !_runtime.HasGuests)
+                // Queues, guest count, queues again (JobRuntime.EnterGuestRun, step 2): a guest queues
+                // the rest of its job and then lowers the count, so a count read as 0 is trusted only
+                // with a look at the queues after it; the first look catches a guest that raises the
+                // count and then takes its job's entry back out of the global queue.
+                if (_runtime.IsShuttingDown && !_runtime.AnyWorkVisible() && !_runtime.HasGuests && !_runtime.AnyWorkVisible())
                 {
-                    break; // a guest's job may still queue the rest of itself (JobRuntime.EnterGuestRun)
+                    break;
                 }
 
                 _runtime.Idle.Park(this);

@@ -14,8 +14,12 @@ namespace Myriad.Tests.Jobs;
 [Trait("Category", "Stress")]
 public sealed class PromiseStressTests
 {
-    private const int Promises = 20_000;
+    // Each promise is a barrier phase of all completers: on two loaded cores a phase can take
+    // milliseconds, so the count is kept where a round fits well inside the join limit below.
+    private const int Promises = 5_000;
     private const int Completers = 3;
+
+    private static readonly TimeSpan CompleterLimit = TimeSpan.FromSeconds(120);
 
     [Fact]
     public void TrySet_RacingCompleters_OneWinsAndTheAwaiterRunsOnce()
@@ -36,7 +40,9 @@ public sealed class PromiseStressTests
             }
 
             // All completers meet at every promise, so that each one is completed by all of them at once.
-            using var meet = new Barrier(Completers);
+            // Not disposed by a using: if a join below fails, the completers still running must find
+            // the barrier alive (a disposed one throws on their threads and ends the test host).
+            var meet = new Barrier(Completers);
             Exception? thrown = null;
             var threads = new Thread[Completers];
             for (int t = 0; t < Completers; t++)
@@ -46,7 +52,12 @@ public sealed class PromiseStressTests
                 {
                     for (int i = 0; i < Promises; i++)
                     {
-                        meet.SignalAndWait();
+                        if (!meet.SignalAndWait(CompleterLimit))
+                        {
+                            Interlocked.CompareExchange(ref thrown, new TimeoutException("a completer never met the others"), null);
+                            return;
+                        }
+
                         try
                         {
                             bool won = id == Completers
@@ -63,14 +74,16 @@ public sealed class PromiseStressTests
                             Interlocked.CompareExchange(ref thrown, e, null); // a losing completer must not throw
                         }
                     }
-                });
+                }) { IsBackground = true };
                 threads[t].Start();
             }
 
             foreach (Thread thread in threads)
             {
-                Assert.True(thread.Join(Bounded.Limit), "a completer hung");
+                Assert.True(thread.Join(CompleterLimit), "a completer hung");
             }
+
+            meet.Dispose();
 
             Assert.Null(thrown);
             for (int i = 0; i < Promises; i++)

@@ -196,4 +196,46 @@ public class SpareWorkerTests
         });
         Assert.Equal(16 * 7, sum);
     }
+
+    [Fact]
+    public void Dispose_WhileAPlainThreadRunsAJobASpareHadTaken_TheSpareStaysForTheRestOfTheJob()
+    {
+        // A spare that took a job's entry, found it claimed by the waiting thread (a guest run), and
+        // then saw nothing to do, left the drain at once; as the last thread out it finished the
+        // disposal, and the rest of the guest's job ended canceled.
+        var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1, MaxSpareThreads = 1, SpareThreadDelay = TimeSpan.FromMilliseconds(20) });
+        var releaseBlocker = new ManualResetEventSlim();
+        var releaseX = new ManualResetEventSlim();
+        var xRunning = new ManualResetEventSlim();
+        var spawned = new ManualResetEventSlim();
+        Job<int> guestJob = default;
+        runtime.SpawnDetached(() =>
+        {
+            runtime.SpawnDetached(() => { xRunning.Set(); releaseX.Wait(); return Job.CompletedJob; });
+            guestJob = runtime.Spawn(async () =>
+            {
+                releaseX.Set();
+                Thread.Sleep(300); // the synchronous part of the job, run by the waiting thread
+                await Task.Yield(); // the rest: queued to the draining runtime
+                return 42;
+            });
+            runtime.SpawnDetached(() => Job.CompletedJob);
+            runtime.SpawnDetached(() => Job.CompletedJob);
+            spawned.Set();
+            releaseBlocker.Wait(); // the only worker is blocked: a spare starts and steals from its queue
+            return Job.CompletedJob;
+        });
+
+        Assert.True(xRunning.Wait(TimeSpan.FromSeconds(30)), "no spare started");
+        Assert.True(spawned.Wait(TimeSpan.FromSeconds(30)));
+        var disposer = new Thread(runtime.Dispose) { IsBackground = true };
+        disposer.Start();
+        Assert.True(SpinWait.SpinUntil(() => runtime.IsDisposed, TimeSpan.FromSeconds(30)));
+        Thread.Sleep(50);
+        releaseBlocker.Set(); // the worker runs what is left in its queue, sees no work and no guest, and leaves
+        Thread.Sleep(200);
+        int result = TestHelpers.OnThread(() => guestJob.Wait(), timeout: TimeSpan.FromSeconds(60));
+        Assert.True(disposer.Join(TimeSpan.FromSeconds(30)), "Dispose hung");
+        Assert.Equal(42, result);
+    }
 }
