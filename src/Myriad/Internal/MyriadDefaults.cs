@@ -33,6 +33,18 @@ internal static class MyriadDefaults
     internal static readonly int InlineBudget = ReadInt("Myriad.InlineBudget", 128, 1, 1_000_000);
 
     /// <summary>
+    /// How many steps a <see cref="Scheduling.DeterministicRuntime"/> runs at one virtual instant
+    /// before its clock moves to the next pending timer although jobs can still run. Its clock
+    /// otherwise moves only when nothing can run, so a job that polls (yields in a loop until a timer's
+    /// job sets a flag) kept the clock still and spun forever. A million steps is about a second of
+    /// real time for such a loop, and far more than a test's work at one instant usually takes, so
+    /// ordinary runs keep "time moves only when idle". The count of steps is the seed's, so when the
+    /// clock moves stays a function of the seed.
+    /// AppContext key: <c>Myriad.BusyClockSteps</c>.
+    /// </summary>
+    internal static readonly int BusyClockSteps = ReadInt("Myriad.BusyClockSteps", 1_000_000, 1, int.MaxValue);
+
+    /// <summary>
     /// Boxes kept per thread per box type, initially. A hop that suspends and resumes on one thread
     /// reuses one box; a little depth absorbs fan-out of a few jobs without touching the shared
     /// slots. 8 mirrors the order of magnitude of the BCL's pooling builder (one per thread plus

@@ -1,5 +1,6 @@
 using System;
 using System.Threading;
+using Myriad.Internal;
 
 namespace Myriad.Scheduling;
 
@@ -36,7 +37,8 @@ public sealed partial class DeterministicRuntime
 
     /// <summary>
     /// The runtime's clock: unless options gave another, a virtual clock that starts at
-    /// 2000-01-01 00:00 UTC and moves only when nothing can run, straight to the next pending timer
+    /// 2000-01-01 00:00 UTC and moves when nothing can run (or after a million steps at one instant,
+    /// so that a job polling in a loop of yields cannot hold it still forever), straight to the next pending timer
     /// (so <c>await Job.Delay(TimeSpan.FromHours(1))</c> completes at once in real time, an hour later
     /// in virtual time). Timers due at the same virtual instant fire in an order drawn from
     /// <see cref="Seed"/>. Pass it to code that takes a <see cref="System.TimeProvider"/>, so that its
@@ -57,5 +59,25 @@ public sealed partial class DeterministicRuntime
     }
 
     /// <summary>Nothing is runnable: the virtual clock jumps to the next timer and queues what falls due then.</summary>
-    private protected override bool AdvanceIdleClock() => Volatile.Read(ref _clock) is { } clock && clock.TryAdvance();
+    private protected override bool AdvanceIdleClock()
+    {
+        _stepsAtClockMove = Steps;
+        return Volatile.Read(ref _clock) is { } clock && clock.TryAdvance();
+    }
+
+    /// <summary><see cref="Steps"/> when the clock last moved, or was last asked to (idle).</summary>
+    private long _stepsAtClockMove;
+
+    /// <summary>
+    /// After <see cref="MyriadDefaults.BusyClockSteps"/> steps at one instant, the clock moves to the
+    /// next pending timer as if the run had gone idle: a job that polls in a loop of yields would
+    /// otherwise keep it still forever. Steps are counted by the schedule, so this is the seed's too.
+    /// </summary>
+    private protected override void AfterStep()
+    {
+        if (Steps - _stepsAtClockMove >= MyriadDefaults.BusyClockSteps)
+        {
+            AdvanceIdleClock();
+        }
+    }
 }

@@ -313,6 +313,11 @@ public abstract class SingleThreadRuntime : JobRuntime
     /// </summary>
     private protected virtual bool AdvanceIdleClock() => false;
 
+    /// <summary>The driver ran one queued item (a step); on the driving thread.</summary>
+    private protected virtual void AfterStep()
+    {
+    }
+
     /// <summary>Called on the driving thread as a drive starts (a deterministic runtime installs its seeded state).</summary>
     private protected virtual void OnDriveStarted()
     {
@@ -391,6 +396,7 @@ public abstract class SingleThreadRuntime : JobRuntime
             PerThread state = PerThread.Current;
             state.InlineBudget = MyriadDefaults.InlineBudget; // this item's (see SchedulerContext.BoundsInlineRuns)
             Trampoline.RunFromScheduler(state, item);
+            runtime.AfterStep();
             return true;
         }
 

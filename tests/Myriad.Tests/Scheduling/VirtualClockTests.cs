@@ -2,6 +2,7 @@ using System;
 using System.Collections.Generic;
 using System.Diagnostics;
 using System.Linq;
+using System.Runtime.CompilerServices;
 using System.Threading;
 using System.Threading.Tasks;
 using Myriad.Channels;
@@ -61,6 +62,41 @@ public sealed class VirtualClockTests
 
         Assert.Equal(TimeSpan.FromHours(1), runtime.Now - start);
         Assert.True(watch.Elapsed < RealTimeBound, $"an hour of virtual delays took {watch.Elapsed} of real time");
+    }
+
+    [Fact]
+    public void Run_AJobPollsWithYieldsForWhatATimerBrings_ClockMovesAndTheRunEnds()
+    {
+        // The clock moved only when nothing could run, and a poller always can: the run spun forever.
+        // After MyriadDefaults.BusyClockSteps steps at one instant the clock moves to the next timer,
+        // at a step the schedule picks, so the run still replays from its seed.
+        (long steps, long polls) Poll(int seed)
+        {
+            using var runtime = new DeterministicRuntime(seed);
+            var done = new StrongBox<bool>();
+            long polls = Bounded.Run(runtime, async () =>
+            {
+                runtime.SpawnDetached(done, static async d =>
+                {
+                    await Job.Delay(TimeSpan.FromMilliseconds(10));
+                    d.Value = true;
+                });
+
+                long polls = 0;
+                while (!done.Value)
+                {
+                    polls++;
+                    await Task.Yield();
+                }
+
+                return polls;
+            }, TimeSpan.FromSeconds(120));
+            return (runtime.Steps, polls);
+        }
+
+        (long steps, long polls) first = Poll(3);
+        Assert.InRange(first.polls, Myriad.Internal.MyriadDefaults.BusyClockSteps / 4, long.MaxValue);
+        Assert.Equal(first, Poll(3));
     }
 
     [Fact]
