@@ -241,32 +241,9 @@ public sealed class JobTcpStressTests
             using JobTcpConnection server = await accepting;
             using var late = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
 
-            // Lower the soft limit to the descriptors open now, and fill any hole below it, so that
-            // the next descriptor the process asks for is refused (EMFILE). Restored at once after.
-            Assert.Equal(0, GetRLimit(RlimitNoFile, out RLimit saved));
-            var fillers = new System.Collections.Generic.List<FileStream>();
             IOException? acceptError = null;
-            try
+            using (ExhaustDescriptors())
             {
-                ulong highest = 0;
-                foreach (string entry in Directory.GetFiles("/proc/self/fd"))
-                {
-                    highest = Math.Max(highest, ulong.Parse(Path.GetFileName(entry)));
-                }
-
-                var limited = new RLimit { Current = highest + 1, Maximum = saved.Maximum };
-                Assert.Equal(0, SetRLimit(RlimitNoFile, ref limited));
-                try
-                {
-                    while (true)
-                    {
-                        fillers.Add(new FileStream("/dev/null", FileMode.Open, FileAccess.Read));
-                    }
-                }
-                catch (IOException)
-                {
-                }
-
                 late.Connect(listener.LocalEndPoint); // no new descriptor on our side
                 try
                 {
@@ -286,14 +263,6 @@ public sealed class JobTcpStressTests
                 byte[] one = new byte[1];
                 Assert.Equal(1, await server.ReadAsync(one));
                 Assert.Equal(42, one[0]);
-            }
-            finally
-            {
-                SetRLimit(RlimitNoFile, ref saved);
-                foreach (FileStream filler in fillers)
-                {
-                    filler.Dispose();
-                }
             }
 
             Assert.NotNull(acceptError);
@@ -324,31 +293,10 @@ public sealed class JobTcpStressTests
         bclListener.Listen(4);
         var target = (IPEndPoint)bclListener.LocalEndPoint!;
 
-        Assert.Equal(0, GetRLimit(RlimitNoFile, out RLimit saved));
-        var fillers = new System.Collections.Generic.List<FileStream>();
         Job<JobTcpConnection> connecting;
         Exception? bindError = null;
-        try
+        using (ExhaustDescriptors())
         {
-            ulong highest = 0;
-            foreach (string entry in Directory.GetFiles("/proc/self/fd"))
-            {
-                highest = Math.Max(highest, ulong.Parse(Path.GetFileName(entry)));
-            }
-
-            var limited = new RLimit { Current = highest + 1, Maximum = saved.Maximum };
-            Assert.Equal(0, SetRLimit(RlimitNoFile, ref limited));
-            try
-            {
-                while (true)
-                {
-                    fillers.Add(new FileStream("/dev/null", FileMode.Open, FileAccess.Read));
-                }
-            }
-            catch (IOException)
-            {
-            }
-
             connecting = JobTcpConnection.ConnectAsync(target, runtime); // must not throw
             try
             {
@@ -357,14 +305,6 @@ public sealed class JobTcpStressTests
             catch (Exception e)
             {
                 bindError = e;
-            }
-        }
-        finally
-        {
-            SetRLimit(RlimitNoFile, ref saved);
-            foreach (FileStream filler in fillers)
-            {
-                filler.Dispose();
             }
         }
 
@@ -376,6 +316,60 @@ public sealed class JobTcpStressTests
         using JobTcpConnection client = JobTcpConnection.ConnectAsync(target, runtime).Wait();
         using Socket accepted = bclListener.Accept();
         Assert.NotNull(runtime.IoDriverOrNull);
+    }
+
+    /// <summary>
+    /// Lowers the soft descriptor limit to the descriptors open now, and fills any hole below it, so
+    /// that the next descriptor the process asks for is refused (EMFILE). Disposing restores the
+    /// limit and closes the fillers; use it for as short a stretch as possible (this collection runs
+    /// alone, but the runtime's own threads share the process).
+    /// </summary>
+    private static DescriptorsExhausted ExhaustDescriptors()
+    {
+        Assert.Equal(0, GetRLimit(RlimitNoFile, out RLimit saved));
+        var exhausted = new DescriptorsExhausted(saved);
+        ulong highest = 0;
+        foreach (string entry in Directory.GetFiles("/proc/self/fd"))
+        {
+            highest = Math.Max(highest, ulong.Parse(Path.GetFileName(entry)));
+        }
+
+        var limited = new RLimit { Current = highest + 1, Maximum = saved.Maximum };
+        Assert.Equal(0, SetRLimit(RlimitNoFile, ref limited));
+        try
+        {
+            while (true)
+            {
+                exhausted.Fillers.Add(new FileStream("/dev/null", FileMode.Open, FileAccess.Read));
+            }
+        }
+        catch (IOException)
+        {
+            // EMFILE: exhausted, as wanted
+        }
+        catch
+        {
+            exhausted.Dispose();
+            throw;
+        }
+
+        return exhausted;
+    }
+
+    private sealed class DescriptorsExhausted(RLimit saved) : IDisposable
+    {
+        private RLimit _saved = saved;
+
+        public System.Collections.Generic.List<FileStream> Fillers { get; } = [];
+
+        public void Dispose()
+        {
+            SetRLimit(RlimitNoFile, ref _saved);
+            foreach (FileStream filler in Fillers)
+            {
+                filler.Dispose();
+            }
+        }
     }
 
     private const int RlimitNoFile = 7;
