@@ -57,7 +57,10 @@ public readonly struct ReceiveOnlyChan<T> : IEquatable<ReceiveOnlyChan<T>>
     public bool TryReceive([MaybeNullWhen(false)] out T item) => Required.TryReceive(out item);
 
     /// <inheritdoc cref="Chan{T}.ReadAllAsync"/>
-    public IAsyncEnumerable<T> ReadAllAsync(CancellationToken cancellationToken = default) => Required.ReadAllAsync(cancellationToken);
+    /// <remarks>The channel's own enumerable (<see cref="ChanRange{T}"/>), not the interface:
+    /// <c>await foreach</c> then binds to its members directly, as over the channel itself, instead of
+    /// calling through <see cref="IAsyncEnumerator{T}"/> for every item.</remarks>
+    public ChanRange<T> ReadAllAsync(CancellationToken cancellationToken = default) => Required.ReadAllAsync(cancellationToken);
 
     /// <inheritdoc/>
     public bool Equals(ReceiveOnlyChan<T> other) => ReferenceEquals(_channel, other._channel);
