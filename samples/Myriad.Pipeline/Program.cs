@@ -11,6 +11,7 @@ using Myriad.Scheduling;
 
 using var runtime = new MultiThreadRuntime();
 using var deadline = new CancellationTokenSource(TimeSpan.FromSeconds(30)); // the whole run's cancellation
+const int Dispatcher = -1; // the dispatcher child's result: no line has a negative word count
 
 int exitCode = runtime.Run((runtime, deadline.Token), static async s =>
 {
@@ -41,7 +42,7 @@ int exitCode = runtime.Run((runtime, deadline.Token), static async s =>
                 // the scope was canceled: stop dispatching
             }
 
-            return 0;
+            return Dispatcher; // not a line's count: skipped below
         });
 
         // Stage 3: results in completion order. The failure surfaces after the last result.
@@ -49,6 +50,11 @@ int exitCode = runtime.Run((runtime, deadline.Token), static async s =>
         {
             await foreach (int words in scope)
             {
+                if (words == Dispatcher)
+                {
+                    continue; // the dispatcher's own result, not a line's
+                }
+
                 total += words;
                 counted++;
             }
