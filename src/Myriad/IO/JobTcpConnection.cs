@@ -341,6 +341,10 @@ public sealed partial class JobTcpConnection : IDisposable
         {
             throw Disposed();
         }
+        catch (ObjectDisposedException) when (Volatile.Read(ref _disposed) != 0)
+        {
+            throw Disposed(); // the BCL names its Socket, which the caller never saw
+        }
         finally
         {
             EndRead();
@@ -393,6 +397,10 @@ public sealed partial class JobTcpConnection : IDisposable
         catch (SocketException aborted) when (IsAbortedByDispose(aborted))
         {
             throw Disposed();
+        }
+        catch (ObjectDisposedException) when (Volatile.Read(ref _disposed) != 0)
+        {
+            throw Disposed(); // a Dispose between two partial sends: the next SendAsync names the BCL's Socket
         }
         finally
         {

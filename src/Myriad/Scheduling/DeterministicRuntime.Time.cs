@@ -37,8 +37,9 @@ public sealed partial class DeterministicRuntime
 
     /// <summary>
     /// The runtime's clock: unless options gave another, a virtual clock that starts at
-    /// 2000-01-01 00:00 UTC and moves when nothing can run (or after a million steps at one instant,
-    /// so that a job polling in a loop of yields cannot hold it still forever), straight to the next pending timer
+    /// 2000-01-01 00:00 UTC and moves when nothing can run (or after a million steps without the run
+    /// going idle, so that a job polling in a loop of yields for a timer's effect does not hold it
+    /// still), straight to the next pending timer
     /// (so <c>await Job.Delay(TimeSpan.FromHours(1))</c> completes at once in real time, an hour later
     /// in virtual time). Timers due at the same virtual instant fire in an order drawn from
     /// <see cref="Seed"/>. Pass it to code that takes a <see cref="System.TimeProvider"/>, so that its

@@ -77,8 +77,8 @@ public sealed partial class MultiThreadRuntime
     /// Starts the watchdog for the driver, if a thread can be started: with no descriptor left, .NET
     /// fails a thread's start with <see cref="OutOfMemoryException"/>. The watchdog is a safety net
     /// (the workers poll the driver themselves), so the socket that asked for the driver goes on
-    /// without it, and the next socket operation that finds the driver (or the next deferred wake)
-    /// tries again.
+    /// without it, and the next <c>ConnectAsync</c> or <c>Bind</c> on the runtime, or the next
+    /// deferred wake (a spawn from a plain thread with a lazy-wake delay), tries again.
     /// </summary>
     private void TryEnsureWatchdog()
     {

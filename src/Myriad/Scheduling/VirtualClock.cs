@@ -7,8 +7,9 @@ using Myriad.Internal;
 namespace Myriad.Scheduling;
 
 /// <summary>
-/// The virtual clock of a <see cref="DeterministicRuntime"/>: time that moves only when the runtime
-/// has nothing to run, and then jumps straight to the next timer, as in a discrete-event simulation.
+/// The virtual clock of a <see cref="DeterministicRuntime"/>: time that moves when the runtime has
+/// nothing to run (or has run <see cref="Internal.MyriadDefaults.BusyClockSteps"/> steps without going
+/// idle), and then jumps straight to the next timer, as in a discrete-event simulation.
 /// An hour of delays takes no real time, and a run replays the same way whatever the machine's speed.
 /// </summary>
 /// <remarks>
@@ -19,7 +20,8 @@ namespace Myriad.Scheduling;
 /// <para><b>Protocol</b> (timers live in one <see cref="TimerWheel"/> under its shard's lock).
 /// 1. Schedule: the deadline is virtual now plus the delay; insert. Nothing wakes: time only moves
 ///    at step 2.
-/// 2. The runtime's driving thread finds nothing runnable and calls <see cref="TryAdvance"/>: the
+/// 2. The runtime's driving thread finds nothing runnable (or has run the busy-step limit since the
+///    last move) and calls <see cref="TryAdvance"/>: the
 ///    wheel advances slot by slot (cascades included) to the first slot that fires, and virtual now
 ///    becomes that instant. Every timer due at that instant is in the batch.
 /// 3. The batch is put in an order drawn from a generator seeded from the runtime's seed, then
