@@ -67,6 +67,9 @@ internal sealed class PerThread
     /// <summary>A spare blocking waiter (see <see cref="Jobs.BlockingWaiter"/>), so that a blocking wait allocates nothing.</summary>
     internal Jobs.BlockingWaiter? CachedWaiter;
 
+    /// <summary>This thread's guest-run slot of the runtime it last ran a job of inline while waiting (see <c>JobRuntime.GuestRuns.cs</c>).</summary>
+    internal Scheduling.GuestSlot? GuestSlot;
+
     /// <summary>The per-thread stacks of <see cref="BoxPool{T}"/>, indexed by pooled type; grows on demand.</summary>
     internal PoolStack?[] Pools = [];
 

@@ -55,18 +55,13 @@ public abstract partial class JobRuntime
     {
         [FieldOffset(64)]
         public int Value;
-
-        /// <summary>Guest runs under way (<see cref="EnterGuestRun"/>): on the same line, which the
-        /// same outside thread has just written when it spawned the job it now runs.</summary>
-        [FieldOffset(68)]
-        public int Guests;
     }
 
     /// <summary>Set by a runtime whose disposal drains (see the remarks above), before it starts.</summary>
     private protected bool _fencesOutsideSpawns;
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private bool NeedsSpawnFence(PerThread thread) =>
+    internal bool NeedsSpawnFence(PerThread thread) =>
         _fencesOutsideSpawns && !(thread.Context is Worker worker && worker.Runtime == this);
 
     /// <summary>Step 1 of the spawner's side.</summary>
@@ -87,58 +82,6 @@ public abstract partial class JobRuntime
 
     /// <summary>Step 3 of the spawner's side.</summary>
     private void ExitSpawnFence() => Interlocked.Decrement(ref _outsideSpawns.Value);
-
-    /// <summary>
-    /// A thread that is not one of the workers is about to claim one of this runtime's spawned jobs
-    /// and run it inline (a guest run: a plain thread in <c>Wait()</c> or <c>Run</c>, see
-    /// <see cref="GuestContext"/>). Counted on a runtime whose disposal drains, so that its workers do
-    /// not leave while the guest's job still runs: what that job queues before or when it suspends
-    /// (the rest of the job) is then still run by the drain instead of being canceled.
-    /// </summary>
-    /// <remarks>
-    /// <para>Protocol, with the workers' exit check (<see cref="MultiThreadRuntime"/>):
-    /// 1. The guest raises <see cref="PaddedCount.Guests"/> (a full fence) before it claims the job.
-    ///    A worker that dequeues the job's entry and fails to claim it, and so sees an empty queue,
-    ///    has seen the claim, and with it the raised count: it parks instead of leaving.
-    /// 2. A worker leaves after the disposal only when no work is visible, then the count reads 0,
-    ///    then still no work is visible (the guest of step 3 queues before it lowers the count; one
-    ///    of step 1 raises the count before it takes its job's entry back). It parks (its park does
-    ///    not return at once on shutdown) while the count is above 0. A spare thread leaves the drain
-    ///    once the count reads 0 and then no work is visible.
-    /// 3. The guest lowers the count (a full fence) once the job returned to it (suspended or
-    ///    done; anything it queued is in a queue by then), then reads the disposed flag: set, and
-    ///    the count reached 0, it wakes every worker (<see cref="OnLastGuestLeft"/>) to look again.
-    /// A disposal that starts after step 3's read finds the count at 0 when its workers look.</para>
-    /// </remarks>
-    /// <returns>Whether the run was counted; pass it to <see cref="ExitGuestRun"/>.</returns>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal bool EnterGuestRun(PerThread thread)
-    {
-        if (!NeedsSpawnFence(thread))
-        {
-            return false;
-        }
-
-        Interlocked.Increment(ref _outsideSpawns.Guests);
-        return true;
-    }
-
-    /// <summary>Step 3 of <see cref="EnterGuestRun"/>'s protocol.</summary>
-    internal void ExitGuestRun()
-    {
-        if (Interlocked.Decrement(ref _outsideSpawns.Guests) == 0 && IsDisposed)
-        {
-            OnLastGuestLeft();
-        }
-    }
-
-    /// <summary>Whether a guest run is under way (step 2 of <see cref="EnterGuestRun"/>'s protocol).</summary>
-    internal bool HasGuests => Volatile.Read(ref _outsideSpawns.Guests) != 0;
-
-    /// <summary>The last guest run ended after the disposal began: the workers may leave now.</summary>
-    private protected virtual void OnLastGuestLeft()
-    {
-    }
 
     /// <summary>
     /// Step 2 of the disposal's side: returns once every spawn that passed its disposal check has

@@ -144,10 +144,7 @@ public sealed partial class MultiThreadRuntime
                 Interlocked.Increment(ref _idleCount);
             }
 
-            // At shutdown the worker looks again at once (to leave), unless a guest run is under
-            // way: then it sleeps like any idle worker, until the guest's job queues work or the
-            // last guest leaves (JobRuntime.EnterGuestRun, step 3, wakes every worker).
-            if (runtime.AnyWorkVisible() || (runtime.IsShuttingDown && !runtime.HasGuests))
+            if (runtime.AnyWorkVisible() || runtime.IsShuttingDown)
             {
                 lock (_lock)
                 {

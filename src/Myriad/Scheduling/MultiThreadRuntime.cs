@@ -245,9 +245,6 @@ public sealed partial class MultiThreadRuntime : JobRuntime
     /// that disposes must not block on the drain: it would wait for itself.</remarks>
     internal override bool OwnsCurrentThread => CurrentWorker() is not null || IsRuntimeThread;
 
-    /// <inheritdoc/>
-    private protected override void OnLastGuestLeft() => _idle.WakeAll();
-
     /// <summary>True when any queue visible to a searching worker holds work.</summary>
     internal bool AnyWorkVisible()
     {

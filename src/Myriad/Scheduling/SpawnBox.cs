@@ -213,10 +213,10 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
             return false; // claimed already (a worker started it): nothing to count
         }
 
-        // Counted before the claim (JobRuntime.EnterGuestRun, step 1): a draining worker that
+        // Counted before the claim (JobRuntime.GuestRuns.cs, step 1): a draining worker that
         // finds the claim taken must also find the guest, or it could leave before the job queues
         // the rest of itself.
-        bool guest = runtime.EnterGuestRun(state);
+        GuestSlot? guest = runtime.EnterGuestRun(state);
         try
         {
             if (!TryClaim(runtime.ClaimId))
@@ -238,9 +238,9 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
         }
         finally
         {
-            if (guest)
+            if (guest is not null)
             {
-                runtime.ExitGuestRun();
+                JobRuntime.ExitGuestRun(guest);
             }
         }
     }

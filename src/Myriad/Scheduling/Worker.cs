@@ -210,13 +210,21 @@ internal sealed partial class Worker : SchedulerContext
                     continue;
                 }
 
-                // Queues, guest count, queues again (JobRuntime.EnterGuestRun, step 2): a guest queues
-                // the rest of its job and then lowers the count, so a count read as 0 is trusted only
-                // with a look at the queues after it; the first look catches a guest that raises the
+                // Queues, guest runs, queues again (JobRuntime.GuestRuns.cs, step 2): a guest queues
+                // the rest of its job and then lowers its count, so a count read as 0 is trusted only
+                // with a look at the queues after it; the first look catches a guest that raises its
                 // count and then takes its job's entry back out of the global queue.
-                if (_runtime.IsShuttingDown && !_runtime.AnyWorkVisible() && !_runtime.HasGuests && !_runtime.AnyWorkVisible())
+                if (_runtime.IsShuttingDown && !_runtime.AnyWorkVisible())
                 {
-                    break;
+                    if (!_runtime.HasGuests && !_runtime.AnyWorkVisible())
+                    {
+                        break;
+                    }
+
+                    // A guest's job may still queue the rest of itself, and nothing wakes a worker
+                    // when a guest run ends: look again shortly.
+                    Parker.Park(MyriadDefaults.HelpLoopParkMilliseconds);
+                    continue;
                 }
 
                 _runtime.Idle.Park(this);
