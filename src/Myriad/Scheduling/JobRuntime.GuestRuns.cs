@@ -22,9 +22,9 @@ namespace Myriad.Scheduling;
 /// finds its thread dead and its count 0.</para>
 /// <para>Protocol, with the workers' exit check (<see cref="Worker"/>'s loop) and a draining spare's:
 /// 1. The guest raises its slot's count with a plain write, then claims the job with a compare-and-swap,
-///    a full fence: a worker that dequeues the job's entry and fails to claim it, and so may see an
-///    empty queue, has seen the claim, and with it the raised count (and the slot, which was published
-///    before it).
+///    a full fence: a worker that dequeues the job's entry and reads the claim taken (a volatile read,
+///    an acquire), and so may see an empty queue, has seen the claim, and with it the raised count
+///    (and the slot, which was published before it).
 /// 2. A worker leaves after the disposal only when no work is visible, then every slot reads 0, then
 ///    still no work is visible: the guest of step 3 queues before it lowers its count, and one of
 ///    step 1 raises its count before it takes its job's entry back out of the global queue. While a
@@ -54,7 +54,7 @@ public abstract partial class JobRuntime
         }
 
         GuestSlot? slot = thread.GuestSlot;
-        if (slot is null || slot.ClaimId != ClaimId)
+        if (slot is null || slot.Owner != _guestSlotsLock)
         {
             slot = thread.GuestSlot = SlotFor(thread.Thread);
         }
@@ -98,7 +98,7 @@ public abstract partial class JobRuntime
                 }
             }
 
-            var added = new GuestSlot(thread, ClaimId);
+            var added = new GuestSlot(thread, _guestSlotsLock);
             GuestSlot[] next = Array.FindAll(slots, static s => s.Thread.IsAlive || Volatile.Read(ref s.Runs) != 0);
             Array.Resize(ref next, next.Length + 1);
             next[^1] = added;
@@ -109,14 +109,16 @@ public abstract partial class JobRuntime
 }
 
 /// <summary>
-/// One thread's guest runs of one runtime (see <c>JobRuntime.GuestRuns.cs</c>). Holds the runtime's
-/// claim id, not the runtime: a thread's cached slot must not keep a disposed runtime reachable.
+/// One thread's guest runs of one runtime (see <c>JobRuntime.GuestRuns.cs</c>). Names its runtime by
+/// an object of the runtime's own (its slot lock), not by the runtime: a thread's cached slot must not
+/// keep a disposed runtime reachable, and an id could be reused by a later runtime.
 /// </summary>
-internal sealed class GuestSlot(Thread thread, int claimId)
+internal sealed class GuestSlot(Thread thread, Lock owner)
 {
     internal readonly Thread Thread = thread;
 
-    internal readonly int ClaimId = claimId;
+    /// <summary>The runtime's slot lock: identifies the runtime without holding it.</summary>
+    internal readonly Lock Owner = owner;
 
     /// <summary>Guest runs under way; written only by <see cref="Thread"/>.</summary>
     internal int Runs;

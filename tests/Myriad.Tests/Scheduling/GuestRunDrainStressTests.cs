@@ -46,6 +46,58 @@ public sealed class GuestRunDrainStressTests
         }
     }
 
+    [Fact]
+    public void Dispose_WhileLongLivedThreadsRunJobsOfRuntimeAfterRuntime_EveryStartedJobEnds()
+    {
+        // The same waiting threads across runtimes: each thread's cached guest slot belongs to the
+        // runtime before, so every round registers it again with the new runtime (and a stale slot
+        // must never stand in for the new runtime's).
+        var random = new Random(8765);
+        var go = new SemaphoreSlim(0);
+        var done = new SemaphoreSlim(0);
+        MultiThreadRuntime? current = null;
+        var counts = new Counts();
+        bool stop = false;
+        var waiters = new Thread[Waiters];
+        for (int w = 0; w < Waiters; w++)
+        {
+            waiters[w] = new Thread(() =>
+            {
+                while (true)
+                {
+                    go.Wait();
+                    if (Volatile.Read(ref stop))
+                    {
+                        return;
+                    }
+
+                    WaitForOwnJobs(Volatile.Read(ref current)!, counts);
+                    done.Release();
+                }
+            }) { IsBackground = true };
+            waiters[w].Start();
+        }
+
+        for (int round = 0; round < Rounds; round++)
+        {
+            var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1 + (round % 2) });
+            Volatile.Write(ref current, runtime);
+            go.Release(Waiters);
+            Thread.SpinWait(random.Next(20_000));
+            runtime.Dispose();
+            for (int w = 0; w < Waiters; w++)
+            {
+                Assert.True(done.Wait(TimeSpan.FromSeconds(30)), $"round {round}: a waiting thread hung");
+            }
+
+            Assert.Equal(0, Volatile.Read(ref counts.CutOff));
+            Assert.Equal(Volatile.Read(ref counts.Started), Volatile.Read(ref counts.Finished));
+        }
+
+        Volatile.Write(ref stop, true);
+        go.Release(Waiters);
+    }
+
     private static void WaitForOwnJobs(MultiThreadRuntime runtime, Counts counts)
     {
         while (true)
