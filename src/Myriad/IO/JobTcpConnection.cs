@@ -337,13 +337,9 @@ public sealed partial class JobTcpConnection : IDisposable
         {
             return await pending;
         }
-        catch (SocketException aborted) when (IsAbortedByDispose(aborted))
+        catch (Exception error) when (IsFromDispose(error))
         {
             throw Disposed();
-        }
-        catch (ObjectDisposedException) when (Volatile.Read(ref _disposed) != 0)
-        {
-            throw Disposed(); // the BCL names its Socket, which the caller never saw
         }
         finally
         {
@@ -394,13 +390,9 @@ public sealed partial class JobTcpConnection : IDisposable
                 pending = Socket.SendAsync(buffer, SocketFlags.None, cancellationToken);
             }
         }
-        catch (SocketException aborted) when (IsAbortedByDispose(aborted))
+        catch (Exception error) when (IsFromDispose(error))
         {
             throw Disposed();
-        }
-        catch (ObjectDisposedException) when (Volatile.Read(ref _disposed) != 0)
-        {
-            throw Disposed(); // a Dispose between two partial sends: the next SendAsync names the BCL's Socket
         }
         finally
         {
@@ -409,12 +401,15 @@ public sealed partial class JobTcpConnection : IDisposable
     }
 
     /// <summary>
-    /// Whether a BCL operation failed because <see cref="Dispose"/> closed the socket under it: the BCL
-    /// reports that as <see cref="SocketError.OperationAborted"/>, where this type promises
-    /// <see cref="ObjectDisposedException"/> on both paths.
+    /// Whether a BCL operation failed because of <see cref="Dispose"/>: the BCL reports a socket closed
+    /// under a pending operation as <see cref="SocketError.OperationAborted"/>, and one started on the
+    /// closed socket (the next send of a partial write, say) as an <see cref="ObjectDisposedException"/>
+    /// naming its <see cref="Socket"/>; this type promises an <see cref="ObjectDisposedException"/>
+    /// naming the connection, on both paths (<see cref="Disposed"/>).
     /// </summary>
-    private bool IsAbortedByDispose(SocketException error) =>
-        error.SocketErrorCode == SocketError.OperationAborted && Volatile.Read(ref _disposed) != 0;
+    private bool IsFromDispose(Exception error) =>
+        error is ObjectDisposedException or SocketException { SocketErrorCode: SocketError.OperationAborted }
+        && Volatile.Read(ref _disposed) != 0;
 
     private ObjectDisposedException Disposed() => new(nameof(JobTcpConnection));
 

@@ -206,16 +206,12 @@ public sealed class JobTcpListener : IDisposable
             Socket socket = await _socket.AcceptAsync(cancellationToken);
             return new JobTcpConnection(socket, null);
         }
-        catch (SocketException aborted) when (aborted.SocketErrorCode == SocketError.OperationAborted && Volatile.Read(ref _disposed) != 0)
+        catch (Exception closed) when (closed is ObjectDisposedException or SocketException { SocketErrorCode: SocketError.OperationAborted }
+            && Volatile.Read(ref _disposed) != 0)
         {
-            // The BCL's report of a listener closed under a pending accept; this type promises
-            // ObjectDisposedException on both paths.
-            throw new ObjectDisposedException(nameof(JobTcpListener));
-        }
-        catch (ObjectDisposedException) when (Volatile.Read(ref _disposed) != 0)
-        {
-            // An accept started after Dispose: the BCL names its socket; name the listener, as the
-            // driver's path does.
+            // The BCL's report of a listener closed under a pending accept (OperationAborted), or of
+            // an accept started after Dispose (naming its socket); this type promises an
+            // ObjectDisposedException naming the listener on both paths.
             throw new ObjectDisposedException(nameof(JobTcpListener));
         }
         catch (SocketException failure) when (failure.SocketErrorCode is not SocketError.OperationAborted)
