@@ -33,8 +33,8 @@ internal static class MyriadDefaults
     internal static readonly int InlineBudget = ReadInt("Myriad.InlineBudget", 128, 1, 1_000_000);
 
     /// <summary>
-    /// How many steps a <see cref="Scheduling.DeterministicRuntime"/> runs at one virtual instant
-    /// before its clock moves to the next pending timer although jobs can still run. Its clock
+    /// How many steps a <see cref="Scheduling.DeterministicRuntime"/> runs without going idle before
+    /// its clock moves to the next pending timer (if there is one) although jobs can still run. Its clock
     /// otherwise moves only when nothing can run, so a job that polls (yields in a loop until a timer's
     /// job sets a flag) kept the clock still and spun forever. A million steps is about a second of
     /// real time for such a loop, and far more than a test's work at one instant usually takes, so

@@ -70,8 +70,8 @@ public sealed partial class DeterministicRuntime
     private long _stepsAtClockMove;
 
     /// <summary>
-    /// After <see cref="MyriadDefaults.BusyClockSteps"/> steps at one instant, the clock moves to the
-    /// next pending timer as if the run had gone idle: a job that polls in a loop of yields would
+    /// After <see cref="MyriadDefaults.BusyClockSteps"/> steps without going idle, the clock moves to the
+    /// next pending timer, if any, as if the run had gone idle: a job that polls in a loop of yields would
     /// otherwise keep it still forever. Steps are counted by the schedule, so this is the seed's too.
     /// </summary>
     private protected override void AfterStep()

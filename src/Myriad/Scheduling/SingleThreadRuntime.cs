@@ -485,12 +485,9 @@ public sealed partial class DeterministicRuntime : SingleThreadRuntime
             return seed;
         }
 
-        // SplitMix64's finalizer: every bit of the seed reaches every bit of the result.
-        ulong z = (ulong)(uint)seed + 0x9E3779B97F4A7C15UL;
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9UL;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBUL;
-        z ^= z >> 31;
-        return (int)(z & int.MaxValue);
+        // The select generator's seed mix (splitmix64's finalizer: every bit of the seed reaches every
+        // bit of the result); its top 31 bits, below the low bit it forces to 1.
+        return (int)(Channels.SelectRandom.StateFromSeed(seed) >> 33);
     }
 
     /// <summary>The seed this runtime's schedule derives from.</summary>
