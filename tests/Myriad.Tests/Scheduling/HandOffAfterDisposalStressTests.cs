@@ -3,6 +3,7 @@ using System.Threading;
 using Myriad.Channels;
 using Myriad.Coordination;
 using Myriad.Scheduling;
+using Myriad.Tests.Support;
 using Xunit;
 
 namespace Myriad.Tests.Scheduling;
@@ -70,7 +71,7 @@ public sealed class HandOffAfterDisposalStressTests
             }
 
             var stop = new ManualResetEventSlim();
-            var sender = new Thread(() =>
+            TestThread sender = TestThread.Start(() =>
             {
                 long next = 1;
                 while (!stop.IsSet)
@@ -82,8 +83,8 @@ public sealed class HandOffAfterDisposalStressTests
                         next++;
                     }
                 }
-            });
-            var locker = new Thread(() =>
+            }, "sender");
+            TestThread locker = TestThread.Start(() =>
             {
                 while (!stop.IsSet)
                 {
@@ -92,9 +93,7 @@ public sealed class HandOffAfterDisposalStressTests
                         releaser.Dispose(); // hands the lock to a waiting job, if any
                     }
                 }
-            });
-            sender.Start();
-            locker.Start();
+            }, "locker");
 
             Thread.Sleep(random.Next(0, 3));
             rt.Dispose();

@@ -66,11 +66,11 @@ public class MultiThreadRuntimeStressTests
         const int threads = 4;
         const int perThread = 100_000;
         var totals = new long[threads];
-        var workers = new Thread[threads];
+        var workers = new TestThread[threads];
         for (int t = 0; t < threads; t++)
         {
             int index = t;
-            workers[t] = new Thread(() =>
+            workers[t] = TestThread.Start(() =>
             {
                 long sum = 0;
                 for (int i = 0; i < perThread; i++)
@@ -88,11 +88,10 @@ public class MultiThreadRuntimeStressTests
                 }
 
                 totals[index] = sum;
-            });
-            workers[t].Start();
+            }, $"spawn-and-wait {t}");
         }
 
-        foreach (Thread worker in workers)
+        foreach (TestThread worker in workers)
         {
             Assert.True(worker.Join(TimeSpan.FromSeconds(120)), "a spawn-and-wait thread hung");
         }
@@ -134,11 +133,11 @@ public class MultiThreadRuntimeStressTests
             var accepted = new int[2];
             var canceled = new int[2];
             using var start = new Barrier(3);
-            var spawners = new Thread[2];
+            var spawners = new TestThread[2];
             for (int t = 0; t < spawners.Length; t++)
             {
                 int index = t;
-                spawners[t] = new Thread(() =>
+                spawners[t] = TestThread.Start(() =>
                 {
                     start.SignalAndWait();
                     var handles = new System.Collections.Generic.List<Job>();
@@ -173,14 +172,13 @@ public class MultiThreadRuntimeStressTests
                             canceled[index]++;
                         }
                     }
-                });
-                spawners[t].Start();
+                }, $"spawner {t}");
             }
 
             start.SignalAndWait();
             Thread.SpinWait(round * 37 % 2000);
             TestHelpers.OnThread(runtime.Dispose);
-            foreach (Thread spawner in spawners)
+            foreach (TestThread spawner in spawners)
             {
                 Assert.True(spawner.Join(TestHelpers.DefaultTimeout), "a spawner hung");
             }

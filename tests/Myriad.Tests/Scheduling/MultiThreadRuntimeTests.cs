@@ -543,13 +543,12 @@ public class MultiThreadRuntimeTests
             return Job.FromResult(s.promise.Job.Wait());
         });
         started.Wait();
-        var runner = new Thread(() => runtime.Run((runtime, promise), static s =>
+        TestThread runner = TestThread.Start(() => runtime.Run((runtime, promise), static s =>
         {
             s.runtime.Dispose();
             s.promise.SetResult(7);
             return Job.CompletedJob;
-        }));
-        runner.Start();
+        }), "runner");
 
         Assert.True(runner.Join(TimeSpan.FromSeconds(30)), "Dispose inside a job run by a guest thread deadlocked");
         Assert.Equal(7, waiter.Wait());

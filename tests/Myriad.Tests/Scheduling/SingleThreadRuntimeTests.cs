@@ -73,12 +73,11 @@ public class SingleThreadRuntimeTests
         using var runtime = new CurrentThreadRuntime();
         using var inside = new ManualResetEventSlim();
         var gate = new Promise<int>();
-        var driver = new Thread(() => runtime.Run(gate, static async g =>
+        runtime.SpawnDetached(inside, static e => e.Set());
+        TestThread driver = TestThread.Start(() => runtime.Run(gate, static async g =>
         {
             return await g.Job;
-        }));
-        runtime.SpawnDetached(inside, static e => e.Set());
-        driver.Start();
+        }), "driver");
         Assert.True(inside.Wait(TimeSpan.FromSeconds(10)));
         var error = Assert.Throws<InvalidOperationException>(() => runtime.RunUntilIdle());
         Assert.Contains("already driving", error.Message);
