@@ -100,7 +100,7 @@ public sealed class ChanReaderStressTests
             var stop = new ManualResetEventSlim();
             long sentSum = 0;
             long sentCount = 0;
-            var sender = new Thread(() =>
+            TestThread sender = TestThread.Start(() =>
             {
                 long next = 1;
                 while (!stop.IsSet)
@@ -112,8 +112,7 @@ public sealed class ChanReaderStressTests
                         next++;
                     }
                 }
-            });
-            sender.Start();
+            }, "sender");
 
             Thread.Sleep(random.Next(0, 3));
             rt.Dispose();

@@ -40,16 +40,15 @@ public sealed class RangeDisposeRaceStressTests
                 : ch.ReadAllAsync(a).GetAsyncEnumerator(b);
             Task<bool> next = e.MoveNextAsync().AsTask();
             using var start = new Barrier(2);
-            var sender = new Thread(() =>
+            TestThread sender = TestThread.Start(() =>
             {
                 start.SignalAndWait();
                 ch.TrySend(round);
-            });
-            sender.Start();
+            }, "sender");
             start.SignalAndWait();
             Thread.SpinWait(round % 256); // spreads the dispose over the send's window: both outcomes occur
             e.DisposeAsync().AsTask().GetAwaiter().GetResult();
-            sender.Join();
+            Assert.True(sender.Join(Bounded.Limit), "the sender hung");
 
             bool stayed = ch.TryReceive(out int left) || (readerView && ch.Reader.TryRead(out left));
             bool got;

@@ -2,6 +2,7 @@ using System;
 using System.Threading;
 using Myriad.Channels;
 using Myriad.Scheduling;
+using Myriad.Tests.Support;
 using Xunit;
 
 namespace Myriad.Tests.Channels;
@@ -50,7 +51,7 @@ public sealed class RangeHandOffAfterDisposalStressTests
             var stop = new ManualResetEventSlim();
             long sentSum = 0;
             long sentCount = 0;
-            var sender = new Thread(() =>
+            TestThread sender = TestThread.Start(() =>
             {
                 long next = 1;
                 while (!stop.IsSet)
@@ -62,8 +63,7 @@ public sealed class RangeHandOffAfterDisposalStressTests
                         next++;
                     }
                 }
-            });
-            sender.Start();
+            }, "sender");
 
             Thread.Sleep(random.Next(0, 3));
             rt.Dispose();

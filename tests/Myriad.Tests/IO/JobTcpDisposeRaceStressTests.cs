@@ -41,7 +41,7 @@ public sealed class JobTcpDisposeRaceStressTests
 
                 // The peer drains as fast as it can, so the write spends its time in send calls,
                 // one of which the disposal interrupts.
-                var drain = new Thread(() =>
+                TestThread drain = TestThread.Start(() =>
                 {
                     byte[] sink = new byte[1 << 16];
                     try
@@ -53,8 +53,7 @@ public sealed class JobTcpDisposeRaceStressTests
                     catch (SocketException)
                     {
                     }
-                });
-                drain.Start();
+                }, "drain");
                 Job write = JobRuntime.Current!.Spawn(server, static async s => await s.WriteAsync(new byte[256 << 20]));
                 Thread.Sleep(2 + (round % 10));
                 server.Dispose();
@@ -68,7 +67,7 @@ public sealed class JobTcpDisposeRaceStressTests
                     NoteUnlessDisposed(wrongOutcomes, error, nameof(JobTcpConnection));
                 }
 
-                drain.Join(); // the disposal ended the peer's stream
+                Assert.True(drain.Join(Bounded.Limit), "the peer's drain hung"); // the disposal ended the peer's stream
             }
 
             return wrongOutcomes;
@@ -100,22 +99,20 @@ public sealed class JobTcpDisposeRaceStressTests
                 }
 
                 // The data wakes the reads on the polling worker while another thread disposes.
-                var writer = new Thread(() =>
+                TestThread writer = TestThread.Start(() =>
                 {
                     foreach (Socket client in clients)
                     {
                         client.Send(new byte[] { 1 });
                     }
-                });
-                var disposer = new Thread(() =>
+                }, "writer");
+                TestThread disposer = TestThread.Start(() =>
                 {
                     foreach (JobTcpConnection server in servers)
                     {
                         server.Dispose();
                     }
-                });
-                writer.Start();
-                disposer.Start();
+                }, "disposer");
                 foreach (Job<int> read in reads)
                 {
                     try
@@ -161,7 +158,7 @@ public sealed class JobTcpDisposeRaceStressTests
                 }
 
                 var clients = new List<Socket>();
-                var connector = new Thread(() =>
+                TestThread connector = TestThread.Start(() =>
                 {
                     foreach (System.Net.IPEndPoint endPoint in endPoints)
                     {
@@ -176,16 +173,14 @@ public sealed class JobTcpDisposeRaceStressTests
                             // closed first
                         }
                     }
-                });
-                var disposer = new Thread(() =>
+                }, "connector");
+                TestThread disposer = TestThread.Start(() =>
                 {
                     foreach (JobTcpListener listener in listeners)
                     {
                         listener.Dispose();
                     }
-                });
-                connector.Start();
-                disposer.Start();
+                }, "disposer");
                 foreach (Job<JobTcpConnection> accept in accepts)
                 {
                     try
@@ -299,10 +294,10 @@ public sealed class JobTcpDisposeRaceStressTests
     }
 
     /// <summary>Ends a round: both racing threads are done, then the plain clients are closed.</summary>
-    private static void JoinAndClose(Thread racer, Thread disposer, IEnumerable<Socket> clients)
+    private static void JoinAndClose(TestThread racer, TestThread disposer, IEnumerable<Socket> clients)
     {
-        racer.Join();
-        disposer.Join();
+        Assert.True(racer.Join(Bounded.Limit), "a racing thread hung");
+        Assert.True(disposer.Join(Bounded.Limit), "the disposing thread hung");
         foreach (Socket client in clients)
         {
             client.Dispose();
