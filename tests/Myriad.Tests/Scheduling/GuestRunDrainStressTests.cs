@@ -2,6 +2,7 @@ using System;
 using System.Threading;
 using System.Threading.Tasks;
 using Myriad.Scheduling;
+using Myriad.Tests.Support;
 using Xunit;
 
 namespace Myriad.Tests.Scheduling;
@@ -12,6 +13,8 @@ namespace Myriad.Tests.Scheduling;
 /// spawn refused, the job run by a worker, run by the guest before, during or after the disposal's
 /// start), a job that started runs to its end, and no wait hangs (JobRuntime.EnterGuestRun).
 /// </summary>
+[Trait("Category", "Stress")]
+[Collection(HeavyCollection.Name)]
 public sealed class GuestRunDrainStressTests
 {
     private const int Rounds = 200;
