@@ -1,5 +1,4 @@
 using System;
-using System.Runtime.ExceptionServices;
 using System.Threading;
 using Xunit;
 
@@ -14,25 +13,12 @@ internal static class TestHelpers
     internal static T OnThread<T>(Func<T> body, int stackSize = 1 << 20, TimeSpan? timeout = null)
     {
         T result = default!;
-        ExceptionDispatchInfo? error = null;
-        var thread = new Thread(() =>
-        {
-            try
-            {
-                result = body();
-            }
-            catch (Exception e)
-            {
-                error = ExceptionDispatchInfo.Capture(e);
-            }
-        }, stackSize) { IsBackground = true, Name = "test body" };
-        thread.Start();
+        TestThread thread = TestThread.Start(() => result = body(), "test body", stackSize);
         if (!thread.Join(timeout ?? DefaultTimeout))
         {
             Assert.Fail($"The test body did not finish within {timeout ?? DefaultTimeout}: a hang or a lost wake-up.");
         }
 
-        error?.Throw();
         return result;
     }
 

@@ -15,7 +15,7 @@ internal sealed class TestThread
     private readonly Thread _thread;
     private ExceptionDispatchInfo? _error;
 
-    private TestThread(Action body, string name)
+    private TestThread(Action body, string name, int stackSize)
     {
         _thread = new Thread(() =>
         {
@@ -27,13 +27,13 @@ internal sealed class TestThread
             {
                 Volatile.Write(ref _error, ExceptionDispatchInfo.Capture(e));
             }
-        }) { IsBackground = true, Name = name };
+        }, stackSize) { IsBackground = true, Name = name };
     }
 
-    /// <summary>Starts <paramref name="body"/> on a new background thread.</summary>
-    internal static TestThread Start(Action body, string name)
+    /// <summary>Starts <paramref name="body"/> on a new background thread (0: the default stack size).</summary>
+    internal static TestThread Start(Action body, string name, int stackSize = 0)
     {
-        var thread = new TestThread(body, name);
+        var thread = new TestThread(body, name, stackSize);
         thread._thread.Start();
         return thread;
     }
