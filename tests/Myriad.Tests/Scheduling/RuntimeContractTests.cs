@@ -42,6 +42,79 @@ public abstract class RuntimeContractTests : IDisposable
     }
 
     [Fact]
+    public void Spawn_ActionWithoutState_RunsOnceOnTheRuntime()
+    {
+        int runs = 0;
+        JobRuntime? ranOn = null;
+        TestHelpers.OnThread(() => Runtime.Spawn(() =>
+        {
+            Interlocked.Increment(ref runs);
+            ranOn = JobRuntime.Current;
+        }).Wait());
+        Assert.Equal(1, runs);
+        Assert.Same(Runtime, ranOn);
+    }
+
+    [Fact]
+    public void Spawn_ActionThrows_ExceptionReachesAwaiter()
+    {
+        var error = Assert.Throws<InvalidTimeZoneException>(() => TestHelpers.OnThread(() =>
+            Runtime.Spawn(() => { throw new InvalidTimeZoneException("action"); }).Wait()));
+        Assert.Equal("action", error.Message);
+    }
+
+    [Fact]
+    public void Spawn_AsyncLambdaWithoutResult_BindsToTheAsyncFormAndWaitsForItsEnd()
+    {
+        // With Spawn(Action) beside Spawn(Func<Job>), an async lambda must still bind to the job
+        // form (as Task.Run binds it to Func<Task>): an async void body would end the job at its
+        // first suspension.
+        int steps = 0;
+        TestHelpers.OnThread(() => Runtime.Run(() => Runtime.Spawn(async () =>
+        {
+            await Task.Yield();
+            await Task.Yield();
+            Interlocked.Increment(ref steps);
+        })));
+        Assert.Equal(1, steps);
+    }
+
+    [Fact]
+    public void Spawn_ActionWithCanceledToken_EndsCanceledWithoutRunning()
+    {
+        int runs = 0;
+        Assert.Throws<OperationCanceledException>(() => TestHelpers.OnThread(() =>
+            Runtime.Spawn(() => { Interlocked.Increment(ref runs); }, new CancellationToken(canceled: true)).Wait()));
+        Assert.Equal(0, runs);
+    }
+
+    [Fact]
+    public void Spawn_NullAction_ThrowsArgumentNullException()
+    {
+        Assert.Throws<ArgumentNullException>("body", () => Runtime.Spawn((Action)null!));
+        Assert.Throws<ArgumentNullException>("body", () => Runtime.SpawnDetached((Action)null!));
+    }
+
+    [Fact]
+    public void SpawnDetached_ActionWithoutState_RunsOnceOnTheRuntime()
+    {
+        int runs = 0;
+        JobRuntime? ranOn = null;
+        TestHelpers.OnThread(() =>
+        {
+            Runtime.SpawnDetached(() =>
+            {
+                ranOn = JobRuntime.Current;
+                Interlocked.Increment(ref runs);
+            });
+            Settle();
+            Assert.True(SpinWait.SpinUntil(() => Volatile.Read(ref runs) == 1, TimeSpan.FromSeconds(30)));
+        });
+        Assert.Equal(1, runs);
+        Assert.Same(Runtime, ranOn);
+    }
+
+    [Fact]
     public void Spawn_BodyThrows_ExceptionReachesAwaiter()
     {
         var error = Assert.Throws<InvalidTimeZoneException>(() => TestHelpers.OnThread(() =>
