@@ -77,6 +77,7 @@ public readonly partial struct Job
         internal void Start(Job<T> job, TimeSpan timeout, TimerQueue? timers)
         {
             _timeout = timeout;
+            Promise.Races([job._box]); // for the deadlock check: this promise waits for that job
             job._box!.OnCompleted(new Observer(this), job._token); // step 1; throws for a job awaited elsewhere
 
             if (timeout == TimeSpan.Zero)
@@ -148,6 +149,7 @@ public readonly partial struct Job
         {
             TimerEntry? timer;
             CancellationTokenRegistration registration;
+            Promise.ForgetRaced();
             lock (_gate)
             {
                 _decided = true;

@@ -40,6 +40,7 @@ public readonly partial struct Job
         }
 
         var race = new Promise<(int, Job)>("Job.WhenAny");
+        race.Races(RacedCellsOf(jobs, static j => j._inner._box));
         for (int i = 0; i < jobs.Length; i++)
         {
             Watch(jobs[i]._inner, i, new UntypedRace(race));
@@ -76,6 +77,7 @@ public readonly partial struct Job
         }
 
         var race = new Promise<(int, Job<T>)>("Job.WhenAny");
+        race.Races(RacedCellsOf(jobs, static j => j._box));
         for (int i = 0; i < jobs.Length; i++)
         {
             Watch(jobs[i], i, new TypedRace<T>(race));
@@ -90,6 +92,18 @@ public readonly partial struct Job
     {
         ArgumentNullException.ThrowIfNull(jobs);
         return WhenAny(jobs.ToArray());
+    }
+
+    /// <summary>The contestants' cells, for the diagnostics that follow a race (see <see cref="Promise{T}.Races"/>); read before any is watched.</summary>
+    private static JobCell?[] RacedCellsOf<TJob>(TJob[] jobs, Func<TJob, JobCell?> cellOf)
+    {
+        var cells = new JobCell?[jobs.Length];
+        for (int i = 0; i < jobs.Length; i++)
+        {
+            cells[i] = cellOf(jobs[i]);
+        }
+
+        return cells;
     }
 
     /// <summary>
@@ -134,14 +148,30 @@ public readonly partial struct Job
 
     private readonly struct TypedRace<T>(Promise<(int, Job<T>)> race) : IAnyRace<T>
     {
-        public bool TryWin(int index, T result, Exception? error) =>
-            race.TrySetResult((index, error is null ? new Job<T>(result) : FromException<T>(error)));
+        public bool TryWin(int index, T result, Exception? error)
+        {
+            if (!race.TrySetResult((index, error is null ? new Job<T>(result) : FromException<T>(error))))
+            {
+                return false;
+            }
+
+            race.ForgetRaced();
+            return true;
+        }
     }
 
     private readonly struct UntypedRace(Promise<(int, Job)> race) : IAnyRace<VoidResult>
     {
-        public bool TryWin(int index, VoidResult result, Exception? error) =>
-            race.TrySetResult((index, error is null ? CompletedJob : FromException(error)));
+        public bool TryWin(int index, VoidResult result, Exception? error)
+        {
+            if (!race.TrySetResult((index, error is null ? CompletedJob : FromException(error))))
+            {
+                return false;
+            }
+
+            race.ForgetRaced();
+            return true;
+        }
     }
 
     /// <summary>

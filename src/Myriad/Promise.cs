@@ -36,6 +36,16 @@ public sealed class Promise<T>
     internal Promise(string description) => _cell = new DescribedPromiseCell(description);
 
     /// <summary>
+    /// Diagnostics only (the deadlock check of a deterministic runtime, which must know that a race
+    /// over another runtime's job can still be woken): the cells a combinator's promise races. Set
+    /// once, before the race can be decided; <see cref="ForgetRaced"/> drops them when it is.
+    /// </summary>
+    internal void Races(JobCell?[] cells) => ((DescribedPromiseCell)_cell).Raced = cells;
+
+    /// <summary>Drops what <see cref="Races"/> set, so that a decided race keeps no contestant's cell reachable.</summary>
+    internal void ForgetRaced() => ((DescribedPromiseCell)_cell).Raced = null;
+
+    /// <summary>
     /// A handle to the job that completes when the promise does. Single-use; after it was consumed,
     /// reading this again gives a fresh handle to the same outcome (see the type's remarks).
     /// </summary>
@@ -109,6 +119,11 @@ public sealed class Promise<T>
 
     private sealed class DescribedPromiseCell(string description) : PromiseCell
     {
+        /// <summary>Written by the combinator before it can be decided, read racily by diagnostics.</summary>
+        internal JobCell?[]? Raced;
+
         internal override string Describe() => description;
+
+        internal override JobCell?[]? RacedCells() => IsCompletedUnchecked ? null : Volatile.Read(ref Raced);
     }
 }

@@ -385,6 +385,13 @@ public abstract class JobCell : WorkItem
     /// <summary>For diagnostics: the cell this job is suspended on, when it can tell.</summary>
     internal virtual JobCell? AwaitedCell() => null;
 
+    /// <summary>
+    /// For diagnostics: the cells a race waits for (a <c>Job.WhenAny</c> or <c>WaitAsync</c> promise,
+    /// which ends when any of them does), watched through observers rather than awaited, so that
+    /// <see cref="AwaitedCell"/> cannot name them; null for every other cell and once the race is decided.
+    /// </summary>
+    internal virtual JobCell?[]? RacedCells() => null;
+
     /// <summary>For diagnostics: what this job awaits when that is not another tracked cell.</summary>
     internal virtual string? DescribeAwaiting() => null;
 

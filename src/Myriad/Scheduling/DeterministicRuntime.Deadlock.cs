@@ -22,7 +22,8 @@ namespace Myriad.Scheduling;
 /// 2. Take the live jobs; if any waits on something outside the runtime (a non-Myriad awaitable, a
 ///    job of another runtime, a delay on another clock), stop: another thread may wake it. A wait is
 ///    followed through the cells that are no tracked job (a spawn waiting for the job its body
-///    returned), and the blocking wait's own cell is checked the same way.
+///    returned; every contestant of a <c>Job.WhenAny</c> or <c>WaitAsync</c> race), and the blocking
+///    wait's own cell is checked the same way.
 /// 3. Give other threads <see cref="DeadlockGracePeriod"/> to queue work or complete the awaited
 ///    job; if they do, stop.
 /// 4. Throw, with the list.</para>
@@ -104,12 +105,12 @@ public sealed partial class DeterministicRuntime
     /// something outside this runtime (a job of another runtime, a delay) before it reaches one of
     /// this runtime's live jobs (whose own wait is checked by itself) or a cell that says no more.
     /// Cells that are no tracked job are followed: a spawn that waits for the job its body returned,
-    /// a view's read that waits for a receive.
+    /// a view's read that waits for a receive, and each contestant of a race.
     /// </summary>
-    private bool LeadsOutside(JobCell awaited, HashSet<JobCell> liveCells, Dictionary<JobCell, JobCell> awaitedBy)
+    private bool LeadsOutside(JobCell awaited, HashSet<JobCell> liveCells, Dictionary<JobCell, JobCell> awaitedBy, int hops = MaxWaitHops)
     {
         JobCell? current = awaited;
-        for (int hop = 0; hop < MaxWaitHops && current is not null; hop++)
+        for (int hop = 0; hop < hops && current is not null; hop++)
         {
             if (current is DelayCell || (current.OwnerRuntime is { } other && !ReferenceEquals(other, this)))
             {
@@ -118,6 +119,22 @@ public sealed partial class DeterministicRuntime
 
             if (liveCells.Contains(current) || current.IsCompletedUnchecked)
             {
+                return false;
+            }
+
+            if (current.RacedCells() is { } raced)
+            {
+                // A race (Job.WhenAny, WaitAsync) ends when any contestant does: it can be woken from
+                // outside if any contestant's chain leads there. The branches share what is left of
+                // the hop limit, so a cycle read from a racy snapshot still ends.
+                foreach (JobCell? contestant in raced)
+                {
+                    if (contestant is not null && LeadsOutside(contestant, liveCells, awaitedBy, hops - hop - 1))
+                    {
+                        return true;
+                    }
+                }
+
                 return false;
             }
 

@@ -111,6 +111,65 @@ public sealed class DeadlockTests
     }
 
     [Fact]
+    public void Run_WhenAnyOverAnotherRuntimesJob_WaitsInsteadOfThrowing()
+    {
+        // Job.WhenAny watches its contestants through observers, not awaits: the check saw only the
+        // race's promise, which waits for no cell, and reported a deadlock once the grace period
+        // passed although the other runtime was about to complete the contestant.
+        using var other = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1 });
+        using var runtime = new DeterministicRuntime(1, "races");
+        TimeSpan outside = runtime.DeadlockGracePeriod * 3;
+
+        Assert.Equal(42, TestHelpers.OnThread(() => runtime.Run((other, outside), static async s =>
+        {
+            Job<int> remote = s.other.Spawn(s.outside, static async d =>
+            {
+                await Task.Delay(d);
+                return 42;
+            });
+            var (_, winner) = await Job.WhenAny(remote);
+            return await winner;
+        })));
+
+        Assert.Equal(1, TestHelpers.OnThread(() => runtime.Run((other, outside), static async s =>
+        {
+            // Untyped, beside a contestant of this runtime that never completes.
+            Job remote = s.other.Spawn(s.outside, static async d => await Task.Delay(d));
+            Job never = Chan.Unbuffered<int>().ReceiveAsync().AsJob();
+            var (index, _) = await Job.WhenAny(never, remote);
+            return index;
+        })));
+    }
+
+    [Fact]
+    public void Run_WaitAsyncOnAnotherRuntimesJob_WaitsInsteadOfThrowing()
+    {
+        using var other = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1 });
+        using var runtime = new DeterministicRuntime(1, "bounded wait");
+        TimeSpan outside = runtime.DeadlockGracePeriod * 3;
+        using var cts = new System.Threading.CancellationTokenSource();
+
+        Assert.Equal(42, TestHelpers.OnThread(() => runtime.Run((other, outside, cts.Token), static async s =>
+            await s.other.Spawn(s.outside, static async d =>
+            {
+                await Task.Delay(d);
+                return 42;
+            }).WaitAsync(s.Token))));
+    }
+
+    [Fact]
+    public void Run_WhenAnyOverStuckJobsOnly_StillThrowsDeadlockException()
+    {
+        using var runtime = new DeterministicRuntime(1, "stuck race");
+        Assert.Throws<DeadlockException>(() => TestHelpers.OnThread(() => runtime.Run(static async () =>
+        {
+            var nobodyWrites = Chan.Unbuffered<int>();
+            var (_, winner) = await Job.WhenAny(nobodyWrites.ReceiveAsync(), new Promise<int>().Job);
+            return await winner;
+        })));
+    }
+
+    [Fact]
     public void Run_JobAwaitingAPromiseThroughAValueTask_ThrowsNamingThePromise()
     {
         using var runtime = new DeterministicRuntime(1, "stuck");
