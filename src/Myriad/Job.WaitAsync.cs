@@ -183,6 +183,7 @@ public readonly partial struct Job
 
         private sealed class Observer(WaitRace<T> race) : CellObserver
         {
+            internal override bool CompletesOtherCells => true; // the race's promise
             internal override void OnCellCompleted(JobCell cell, short token) => race.OnJobCompleted(cell, token);
         }
     }

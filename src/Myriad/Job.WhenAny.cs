@@ -185,6 +185,7 @@ public readonly partial struct Job
     private sealed class AnyObserver<T, TRace>(TRace race, int index, Scheduling.JobRuntime? home) : CellObserver
         where TRace : IAnyRace<T>
     {
+        internal override bool CompletesOtherCells => true; // the race's promise
         internal override void OnCellCompleted(JobCell cell, short token)
         {
             T result = ((JobBox<T>)cell).ConsumeResultForObserver(token, out Exception? error);

@@ -42,6 +42,10 @@ internal sealed partial class ChanBridge<T>
     /// </remarks>
     private abstract class ViewCell<TResult> : SourceBox<TResult>
     {
+        // As a BCL channel's reader and writer (AllowSynchronousContinuations false): the awaiting
+        // code never runs inside the other side's TryWrite, TryRead or Complete (see JobCell).
+        private protected override bool ResumesForeignWaitersAsynchronously => true;
+
         /// <summary>Step 1 of the owner protocol; the rest is <c>SourceBox</c>'s registration of a <c>ValueTask</c>'s continuation (step 3).</summary>
         private protected override void JobRegistering(short token)
         {

@@ -264,6 +264,10 @@ public sealed class ChanRange<T> : JobBox<bool>, IAsyncEnumerable<T>, IAsyncEnum
 
     // No identity hash code of the channel here: a fresh channel gets a fresh one, so a deadlock
     // report of a DeterministicRuntime would read differently on every replay of the same seed.
+    // A sender's or closer's call completes the pending MoveNextAsync: plain code awaiting it must
+    // not run inside that call (see JobCell.ResumesForeignWaitersAsynchronously).
+    private protected override bool ResumesForeignWaitersAsynchronously => true;
+
     internal override string Describe() =>
         $"await foreach over Chan<{Diagnostics.CompilerNames.DescribeType(typeof(T))}>.ReadAllAsync: waits for an item or the close";
 }

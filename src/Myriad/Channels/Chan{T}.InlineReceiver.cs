@@ -88,6 +88,10 @@ public sealed partial class Chan<T>
 
     internal override string Describe() => $"Chan<{Diagnostics.CompilerNames.DescribeType(typeof(T))}>.ReceiveAsync";
 
+    // A sender's call completes the inline receiver: plain code awaiting it must not run inside
+    // that call (see JobCell.ResumesForeignWaitersAsynchronously).
+    private protected override bool ResumesForeignWaitersAsynchronously => true;
+
     // The inline receiver is never in a WaiterQueue: senders and Close claim it by its state, under
     // the lock, so the queue links and the claim are never used.
     IWaiter<T>? IWaiter<T>.Next

@@ -82,6 +82,10 @@ internal sealed partial class SelectOperation : SourceBox<int>
         return BoxPool<SelectOperation>.Shared.Rent() ?? new();
     }
 
+    // Another side's call (a send, a receive, a close) completes the select: plain code awaiting it
+    // must not run inside that call (see JobCell.ResumesForeignWaitersAsynchronously).
+    private protected override bool ResumesForeignWaitersAsynchronously => true;
+
     internal override string Describe() =>
         $"Select ({_caseCount} channel case(s){(_timeoutIndex >= 0 ? ", timeout" : "")})";
 

@@ -166,6 +166,9 @@ internal sealed class SelectValueSink<T> : SourceBox<SelectResult<T>>
         }
     }
 
+    // Completed from the select's own completion, which another side's call runs (see SelectOperation).
+    private protected override bool ResumesForeignWaitersAsynchronously => true;
+
     internal override string Describe() => $"Select.AsJob<{Diagnostics.CompilerNames.DescribeType(typeof(T))}>()";
 
     // Diagnostics only, a racy read: the select is what this job still waits for.

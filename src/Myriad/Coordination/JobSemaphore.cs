@@ -86,9 +86,24 @@ public sealed class JobSemaphore : IWaiterHost<VoidResult>
     /// <param name="cancellationToken">Gives up waiting with <see cref="OperationCanceledException"/> (then no permit was taken).</param>
     public Job WaitAsync(CancellationToken cancellationToken = default)
     {
-        // The releaser is dropped (the permit stays taken: Release gives it back). A free permit makes
-        // a completed job with no cell, which AsJob turns into a completed job without allocating.
-        return AcquireAsync(cancellationToken).AsJob();
+        // AcquireAsync without the releaser (the permit stays taken: Release gives it back). The
+        // waiter is the job itself, not an adapter over AcquireAsync's job: plain code awaiting an
+        // adapter would resume inside the releasing thread's Release, which a waiter of the
+        // semaphore's own never does (see JobCell.ResumesForeignWaitersAsynchronously).
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return Job.FromCanceled(cancellationToken);
+        }
+
+        _waiters.Lock.Enter();
+        if (_count > 0)
+        {
+            _count--;
+            _waiters.Lock.Exit();
+            return Job.CompletedJob;
+        }
+
+        return new Job(_waiters.EnqueueAndExit(this, default(VoidResult), cancellationToken).Job);
     }
 
     /// <summary>

@@ -47,6 +47,10 @@ internal abstract class QueuedWaiter<TItem, TResult> : SourceBox<TResult>, IWait
     private IWaiter<TItem>? _prev;
     private bool _inHostQueue;
 
+    // A sender's, a receiver's or a releaser's call completes this waiter: plain code awaiting it
+    // must not run inside that call (see JobCell.ResumesForeignWaitersAsynchronously).
+    private protected override bool ResumesForeignWaitersAsynchronously => true;
+
     /// <summary>
     /// One field for two kinds (a waiter is pooled or cancelable, never both, and a million pending
     /// waiters is the workload this is sized for): the host a recycled waiter returns to, or the

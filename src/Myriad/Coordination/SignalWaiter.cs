@@ -25,6 +25,7 @@ internal sealed class SignalWaiter<TResult> : QueuedWaiter<VoidResult, TResult>
     internal override string Describe() =>
         typeof(TResult) == typeof(JobMutex.Releaser) ? "JobMutex.LockAsync"
         : typeof(TResult) == typeof(JobSemaphore.Releaser) ? "JobSemaphore.AcquireAsync"
+        : Host is JobSemaphore ? "JobSemaphore.WaitAsync"
         : "WaitGroup.WaitAsync";
 
     public override void Complete(VoidResult item) => TrySetResult(Value);
@@ -43,8 +44,18 @@ internal sealed class SignalWaiter<TResult> : QueuedWaiter<VoidResult, TResult>
         }
 
         TResult value = Value;
+        object? host = Host; // read before the waiter is recycled
         _ = GetResult(Version); // consumed on the abandoned job's behalf (the waiter is recycled)
-        (value as IDisposable)?.Dispose(); // JobMutex.Releaser, JobSemaphore.Releaser; a wait-group wait has nothing
+        if (value is IDisposable owned)
+        {
+            owned.Dispose(); // JobMutex.Releaser, JobSemaphore.Releaser
+        }
+        else if (host is JobSemaphore semaphore)
+        {
+            semaphore.Release(); // JobSemaphore.WaitAsync's permit, which has no releaser
+        }
+
+        // A wait-group wait has nothing to give back.
     }
 
     private protected override void ReturnToPool() => BoxPool<SignalWaiter<TResult>>.Shared.Return(this);

@@ -19,4 +19,12 @@ internal abstract class CellObserver
     /// was registered on. Must consume its outcome (see <see cref="JobCell.ConsumeForObserver"/>).
     /// </summary>
     internal abstract void OnCellCompleted(JobCell cell, short token);
+
+    /// <summary>
+    /// Whether <see cref="OnCellCompleted"/> completes another cell (a race's promise), whose own
+    /// continuation may be another such observer: a chain of them (<c>job.WaitAsync(t).WaitAsync(t)...</c>)
+    /// would nest one call per link. Such observers are called through the trampoline's depth
+    /// counter, and deferred at its limit, like any continuation; the others cost nothing more.
+    /// </summary>
+    internal virtual bool CompletesOtherCells => false;
 }

@@ -115,6 +115,36 @@ internal sealed class ForeignContinuation : WorkItem
         }
     }
 
+    /// <summary>
+    /// Resumes code that is not a runtime's job without running it on the calling thread:
+    /// <paramref name="continuation"/> is a bare <see cref="Action"/> (nothing captured), a
+    /// <see cref="ForeignContinuation"/>, which still goes to its captured SynchronizationContext or
+    /// TaskScheduler, and to the thread pool when it has none, or a job of no runtime, which runs on
+    /// the thread pool (see <see cref="JobCell"/>'s <c>ResumesForeignWaitersAsynchronously</c>).
+    /// </summary>
+    internal static void RunAsynchronously(object continuation)
+    {
+        if (continuation is JobCell { IsJobOfNoRuntime: true } and WorkItem job)
+        {
+            Trampoline.RunOnThreadPool(job);
+        }
+        else if (continuation is ForeignContinuation foreign)
+        {
+            if (foreign._scheduling is null)
+            {
+                ThreadPool.UnsafeQueueUserWorkItem(static f => f.RunInContext(), foreign, preferLocal: false);
+            }
+            else
+            {
+                foreign.Execute(PerThread.Current); // posts or starts a task: never inline
+            }
+        }
+        else
+        {
+            ThreadPool.UnsafeQueueUserWorkItem(static a => Trampoline.InvokeForeign(a), (Action)continuation, preferLocal: false);
+        }
+    }
+
     private void RunInContext()
     {
         if (_context is null)

@@ -174,19 +174,52 @@ public abstract class JobCell : WorkItem
         DispatchContinuation(continuation, token, state);
     }
 
-    /// <summary>Step 3: an observer is told inline (it runs no nested user code); anything else goes through the trampoline.</summary>
+    /// <summary>
+    /// Step 3: an observer is told inline (it runs no nested user code); code that is not a job and
+    /// waits on a channel or a primitive goes to the thread pool when the completer is a plain thread
+    /// (see <see cref="ResumesForeignWaitersAsynchronously"/>); anything else goes through the trampoline.
+    /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void DispatchContinuation(object continuation, short token, PerThread? state)
     {
         if (continuation is CellObserver observer)
         {
-            observer.OnCellCompleted(this, token);
+            if (observer.CompletesOtherCells)
+            {
+                Trampoline.Notify(state ?? PerThread.Current, observer, this, token);
+            }
+            else
+            {
+                observer.OnCellCompleted(this, token);
+            }
+        }
+        else if (ResumesForeignWaitersAsynchronously && (state ??= PerThread.Current).Context is null
+            && (continuation is Action || continuation is ForeignContinuation || continuation is JobCell { IsJobOfNoRuntime: true }))
+        {
+            ForeignContinuation.RunAsynchronously(continuation);
         }
         else
         {
             Trampoline.Dispatch(state ?? PerThread.Current, continuation);
         }
     }
+
+    /// <summary>
+    /// Whether code that is not a runtime's job (plain <c>async Task</c> code, a <c>ValueTask</c>
+    /// awaiter, a job of no runtime started by a direct call) and awaits this cell resumes on the
+    /// thread pool, or on its captured context, also when the thread that completes the cell belongs
+    /// to no runtime; otherwise it resumes inline there, as after a <c>TaskCompletionSource</c>
+    /// without <c>RunContinuationsAsynchronously</c>. True for
+    /// the waiters of channels, selects and coordination primitives: their completer is a sender or
+    /// a releaser, whose <c>TrySend</c> or <c>Release</c> must not run the waiting code inside the call
+    /// (a consumer that then waits for the producer would wait on its own thread), which is why
+    /// <c>System.Threading.Channels</c> and <c>SemaphoreSlim</c> resume asynchronously by default.
+    /// Jobs awaiting the cell are not affected: they resume on their own runtime either way.
+    /// </summary>
+    private protected virtual bool ResumesForeignWaitersAsynchronously => false;
+
+    /// <summary>Whether this is a job that belongs to no runtime (an <c>async Job</c> method called directly on a plain thread), which resumes inline on a plain thread.</summary>
+    internal virtual bool IsJobOfNoRuntime => false;
 
     /// <summary>
     /// For a <see cref="CellObserver"/>: takes the failure (null on success), discards any result and

@@ -196,6 +196,8 @@ internal sealed class StateMachineBox<[DynamicallyAccessedMembers(DynamicallyAcc
 
     internal override bool WakesOutside(JobRuntime runtime) => _ownerRuntime != runtime.Id; // it only goes home (Redirect)
 
+    internal override bool IsJobOfNoRuntime => _ownerRuntime == RuntimeRegistry.Foreign;
+
     /// <summary>The runtime the job belongs to (a blocking wait on a single-threaded one's job drives it); null for a job of none.</summary>
     internal override JobRuntime? OwnerRuntime => RuntimeRegistry.Find(_ownerRuntime);
 

@@ -45,7 +45,7 @@ internal static class Trampoline
 
     /// <summary><see cref="TryEnter(out PerThread, out int)"/> for a caller that already holds this thread's state.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static bool TryEnter(PerThread state, out int previousDepth)
+    internal static bool TryEnter(PerThread state, out int previousDepth)
     {
         int depth = state.Depth;
         previousDepth = depth;
@@ -118,6 +118,40 @@ internal static class Trampoline
         {
             Defer(state, continuation as WorkItem ?? new ActionWorkItem((Action)continuation));
         }
+    }
+
+    /// <summary>
+    /// Tells an observer that completes other cells (<see cref="CellObserver.CompletesOtherCells"/>)
+    /// inline below the depth limit, and defers it at the limit (steps 2 and 3), so that a chain of
+    /// such observers unwinds instead of overflowing the stack.
+    /// </summary>
+    internal static void Notify(PerThread state, CellObserver observer, JobCell cell, short token)
+    {
+        if (TryEnter(state, out int previous))
+        {
+            try
+            {
+                observer.OnCellCompleted(cell, token);
+            }
+            finally
+            {
+                Exit(state, previous);
+            }
+        }
+        else
+        {
+            Defer(state, new ObserverCall(observer, cell, token));
+        }
+    }
+
+    /// <summary>A deferred <see cref="Notify"/>: the cell keeps its outcome until the observer consumes it.</summary>
+    private sealed class ObserverCall(CellObserver observer, JobCell cell, short token) : WorkItem
+    {
+        internal override void Execute(PerThread state) => observer.OnCellCompleted(cell, token);
+
+        // A completion handed on (a race decided), no job's code: a single-threaded runtime runs it
+        // before its drive returns, not at a next drive that may never come.
+        internal override bool WakesOutside(JobRuntime runtime) => true;
     }
 
     /// <summary>

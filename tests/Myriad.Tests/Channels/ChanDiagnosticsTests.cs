@@ -44,9 +44,12 @@ public sealed class ChanDiagnosticsTests
             Assert.True(ch.TrySend(1));
             Assert.True(ch.TrySend(2));
             held.Dispose();
-            Assert.Equal(2, Sync.Result(receiving));
-            Assert.Equal(0, Sync.Result(selecting));
-            Sync.Result(locking);
+
+            // Jobs of no runtime, woken by this plain thread's sends and release: they resume on the
+            // thread pool, not inside the calls (see ForeignWaiterResumeTests).
+            Assert.Equal(2, receiving.Wait());
+            Assert.Equal(0, selecting.Wait());
+            locking.Wait();
         }
         finally
         {
