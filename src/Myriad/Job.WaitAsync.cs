@@ -181,9 +181,8 @@ public readonly partial struct Job
             }
         }
 
-        private sealed class Observer(WaitRace<T> race) : CellObserver
+        private sealed class Observer(WaitRace<T> race) : CellObserver(completesOtherCells: true) // the race's promise
         {
-            internal override bool CompletesOtherCells => true; // the race's promise
             internal override void OnCellCompleted(JobCell cell, short token) => race.OnJobCompleted(cell, token);
         }
     }

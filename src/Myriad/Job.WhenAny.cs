@@ -182,10 +182,9 @@ public readonly partial struct Job
     /// the completing thread, so it never throws: a disposal that throws is rethrown on the thread
     /// pool, as an <c>async void</c> method's exception would be.
     /// </summary>
-    private sealed class AnyObserver<T, TRace>(TRace race, int index, Scheduling.JobRuntime? home) : CellObserver
+    private sealed class AnyObserver<T, TRace>(TRace race, int index, Scheduling.JobRuntime? home) : CellObserver(completesOtherCells: true) // the race's promise
         where TRace : IAnyRace<T>
     {
-        internal override bool CompletesOtherCells => true; // the race's promise
         internal override void OnCellCompleted(JobCell cell, short token)
         {
             T result = ((JobBox<T>)cell).ConsumeResultForObserver(token, out Exception? error);

@@ -24,7 +24,15 @@ internal abstract class CellObserver
     /// Whether <see cref="OnCellCompleted"/> completes another cell (a race's promise), whose own
     /// continuation may be another such observer: a chain of them (<c>job.WaitAsync(t).WaitAsync(t)...</c>)
     /// would nest one call per link. Such observers are called through the trampoline's depth
-    /// counter, and deferred at its limit, like any continuation; the others cost nothing more.
+    /// counter, and deferred at its limit, like any continuation; the others cost one field load.
     /// </summary>
-    internal virtual bool CompletesOtherCells => false;
+    internal readonly bool CompletesOtherCells;
+
+    /// <summary>An observer that completes no other cell (see <see cref="CompletesOtherCells"/>).</summary>
+    private protected CellObserver()
+    {
+    }
+
+    /// <summary>An observer that may complete other cells: <paramref name="completesOtherCells"/> true (see <see cref="CompletesOtherCells"/>).</summary>
+    private protected CellObserver(bool completesOtherCells) => CompletesOtherCells = completesOtherCells;
 }

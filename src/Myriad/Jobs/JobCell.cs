@@ -193,14 +193,20 @@ public abstract class JobCell : WorkItem
                 observer.OnCellCompleted(this, token);
             }
         }
-        else if (ResumesForeignWaitersAsynchronously && (state ??= PerThread.Current).Context is null
-            && (continuation is Action || continuation is ForeignContinuation || continuation is JobCell { IsJobOfNoRuntime: true }))
-        {
-            ForeignContinuation.RunAsynchronously(continuation);
-        }
         else
         {
-            Trampoline.Dispatch(state ?? PerThread.Current, continuation);
+            // The thread-static lookup is the one Trampoline.Dispatch makes anyway; on a runtime's
+            // thread (the hot path) nothing else is checked.
+            state ??= PerThread.Current;
+            if (state.Context is null && ResumesForeignWaitersAsynchronously
+                && (continuation is Action || continuation is ForeignContinuation || continuation is JobCell { IsJobOfNoRuntime: true }))
+            {
+                ForeignContinuation.RunAsynchronously(continuation);
+            }
+            else
+            {
+                Trampoline.Dispatch(state, continuation);
+            }
         }
     }
 
