@@ -369,20 +369,6 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     }
 
     /// <summary>
-    /// Runs a synchronous body that needs no state on the runtime (the delegate itself may still be a
-    /// closure), as <see cref="System.Threading.Tasks.Task.Run(Action)"/> does on the thread pool; returns a handle to await.
-    /// </summary>
-    /// <param name="body">The job's code.</param>
-    /// <param name="cancellationToken">If canceled before the job starts, it ends canceled without running.</param>
-    /// <exception cref="ArgumentNullException"><paramref name="body"/> is null.</exception>
-    /// <exception cref="ObjectDisposedException">The runtime was disposed.</exception>
-    public Job Spawn(Action body, CancellationToken cancellationToken = default)
-    {
-        ArgumentNullException.ThrowIfNull(body);
-        return Spawn(body, static b => b(), cancellationToken);
-    }
-
-    /// <summary>
     /// Starts a job nobody will await (fire and forget). Its failure raises <see cref="UnobservedException"/>.
     /// </summary>
     public void SpawnDetached<TState>(TState state, Func<TState, Job> body, CancellationToken cancellationToken = default)
@@ -432,18 +418,6 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     /// </summary>
     /// <exception cref="ArgumentNullException"><paramref name="body"/> is null.</exception>
     public void SpawnDetached(Func<Job> body, CancellationToken cancellationToken = default)
-    {
-        ArgumentNullException.ThrowIfNull(body);
-        SpawnDetached(body, static b => b(), cancellationToken);
-    }
-
-    /// <summary>
-    /// Fire-and-forget form of <see cref="Spawn(Action, CancellationToken)"/>: runs a synchronous body
-    /// that needs no state on the runtime. Its failure raises <see cref="UnobservedException"/>.
-    /// </summary>
-    /// <exception cref="ArgumentNullException"><paramref name="body"/> is null.</exception>
-    /// <exception cref="ObjectDisposedException">The runtime was disposed.</exception>
-    public void SpawnDetached(Action body, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(body);
         SpawnDetached(body, static b => b(), cancellationToken);

@@ -115,6 +115,36 @@ public abstract class RuntimeContractTests : IDisposable
     }
 
     [Fact]
+    public void Run_Action_RunsOnTheRuntimeAndReturnsWhenDone()
+    {
+        int runs = 0;
+        JobRuntime? ranOn = null;
+        TestHelpers.OnThread(() => Runtime.Run(() =>
+        {
+            ranOn = JobRuntime.Current;
+            Interlocked.Increment(ref runs);
+        }));
+        Assert.Equal(1, runs);
+        Assert.Same(Runtime, ranOn);
+
+        var box = new StrongBox<int>();
+        TestHelpers.OnThread(() => Runtime.Run(box, static b => Interlocked.Increment(ref b.Value)));
+        Assert.Equal(1, box.Value);
+    }
+
+    [Fact]
+    public void JobYield_InsideAJob_ResumesOnTheSameRuntime()
+    {
+        JobRuntime? after = TestHelpers.OnThread(() => Runtime.Run(static async () =>
+        {
+            await Job.Yield();
+            await Job.Yield();
+            return JobRuntime.Current;
+        }));
+        Assert.Same(Runtime, after);
+    }
+
+    [Fact]
     public void Spawn_BodyThrows_ExceptionReachesAwaiter()
     {
         var error = Assert.Throws<InvalidTimeZoneException>(() => TestHelpers.OnThread(() =>

@@ -37,6 +37,22 @@ public class SingleThreadRuntimeTests
     }
 
     [Fact]
+    public void JobYield_OnACurrentThreadRuntime_LetsTheJobsQueuedBehindRunFirst()
+    {
+        using var runtime = new CurrentThreadRuntime();
+        var order = new List<string>();
+        runtime.SpawnDetached(order, static async o =>
+        {
+            o.Add("a1");
+            await Job.Yield();
+            o.Add("a2");
+        });
+        runtime.SpawnDetached(order, static o => o.Add("b"));
+        runtime.RunUntilIdle();
+        Assert.Equal(["a1", "b", "a2"], order);
+    }
+
+    [Fact]
     public void DeterministicRuntime_SameSeed_SameSchedule()
     {
         using var a = new DeterministicRuntime(seed: 42);
