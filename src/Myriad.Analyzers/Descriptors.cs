@@ -47,4 +47,14 @@ internal static class Descriptors
         defaultSeverity: DiagnosticSeverity.Info,
         isEnabledByDefault: true,
         description: "A lambda that captures variables allocates a closure and a delegate on every call. Myriad's typed-state forms (Spawn(state, static s => ...)) carry the state without either.");
+
+    /// <summary>MYR0005: a synchronous spawn body that drops the task it makes.</summary>
+    public static readonly DiagnosticDescriptor DiscardedAwaitable = new(
+        id: "MYR0005",
+        title: "A synchronous job body drops a task",
+        messageFormat: "This lambda is a synchronous body ({0}), so the job does not wait for the {1} that '{2}' returns and its failure is lost; make the lambda async and await it (async () => await ...)",
+        category: Usage,
+        defaultSeverity: DiagnosticSeverity.Warning,
+        isEnabledByDefault: true,
+        description: "Spawn, SpawnDetached and Run take an Action for a synchronous body. A lambda whose body is a call that returns a Task or a ValueTask converts to that Action silently, and the job ends as soon as the call returns: the task runs on unobserved. Task.Run takes such a lambda as a Func<Task> and waits for it; with Myriad, write an async lambda.");
 }

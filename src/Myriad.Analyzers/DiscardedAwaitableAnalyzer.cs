@@ -1,0 +1,77 @@
+using System.Collections.Immutable;
+using Microsoft.CodeAnalysis;
+using Microsoft.CodeAnalysis.Diagnostics;
+using Microsoft.CodeAnalysis.Operations;
+
+namespace Myriad.Analyzers;
+
+/// <summary>
+/// MYR0005: a non-async lambda passed as the synchronous body (<c>Action</c>, <c>Action&lt;TState&gt;</c>)
+/// of a runtime's <c>Spawn</c>, <c>SpawnDetached</c> or <c>Run</c>, with a statement that is a call
+/// returning a <c>Task</c>, <c>ValueTask</c> or their generic forms: <c>rt.Spawn(() => client.PostAsync(...))</c>.
+/// The compiler converts it to the Action without a word (the value of an expression statement may be
+/// dropped), where <c>Task.Run</c> would have taken it as a <c>Func&lt;Task&gt;</c> and waited. An
+/// explicit discard (<c>_ = FooAsync()</c>) is not reported: it says the drop is meant.
+/// </summary>
+[DiagnosticAnalyzer(LanguageNames.CSharp)]
+public sealed class DiscardedAwaitableAnalyzer : DiagnosticAnalyzer
+{
+    /// <inheritdoc/>
+    public override ImmutableArray<DiagnosticDescriptor> SupportedDiagnostics => ImmutableArray.Create(Descriptors.DiscardedAwaitable);
+
+    /// <inheritdoc/>
+    public override void Initialize(AnalysisContext context)
+    {
+        context.ConfigureGeneratedCodeAnalysis(GeneratedCodeAnalysisFlags.None);
+        context.EnableConcurrentExecution();
+        context.RegisterCompilationStartAction(start =>
+        {
+            if (MyriadTypes.TryCreate(start.Compilation) is not { } types)
+            {
+                return;
+            }
+
+            INamedTypeSymbol? valueTask = start.Compilation.GetTypeByMetadataName("System.Threading.Tasks.ValueTask");
+            start.RegisterOperationAction(c => AnalyzeInvocation(c, types, valueTask), OperationKind.Invocation);
+        });
+    }
+
+    private static void AnalyzeInvocation(OperationAnalysisContext context, MyriadTypes types, INamedTypeSymbol? valueTask)
+    {
+        var call = (IInvocationOperation)context.Operation;
+        if (call.TargetMethod.Name is not ("Spawn" or "SpawnDetached" or "Run") || !types.IsRuntime(call.TargetMethod.ContainingType))
+        {
+            return;
+        }
+
+        foreach (IArgumentOperation argument in call.Arguments)
+        {
+            if (argument.Parameter?.Type is not INamedTypeSymbol { TypeKind: TypeKind.Delegate, DelegateInvokeMethod: { ReturnsVoid: true } } delegateType
+                || argument.Value is not IDelegateCreationOperation { Target: IAnonymousFunctionOperation { Symbol.IsAsync: false } lambda })
+            {
+                continue;
+            }
+
+            foreach (IOperation statement in lambda.Body.Operations)
+            {
+                // A call (an assignment, the explicit discard `_ = FooAsync()` included, is not one).
+                if (statement is IExpressionStatementOperation { Operation: { Type: { } type } expression }
+                    && expression is IInvocationOperation or IConditionalAccessOperation
+                    && IsAwaitable(type, types, valueTask))
+                {
+                    context.ReportDiagnostic(Diagnostic.Create(
+                        Descriptors.DiscardedAwaitable,
+                        expression.Syntax.GetLocation(),
+                        delegateType.ToDisplayString(SymbolDisplayFormat.MinimallyQualifiedFormat),
+                        type.ToDisplayString(SymbolDisplayFormat.MinimallyQualifiedFormat),
+                        expression.Syntax.ToString()));
+                }
+            }
+        }
+    }
+
+    private static bool IsAwaitable(ITypeSymbol type, MyriadTypes types, INamedTypeSymbol? valueTask) =>
+        types.IsTaskLike(type)
+        || SymbolEqualityComparer.Default.Equals(type, valueTask)
+        || (type is INamedTypeSymbol named && SymbolEqualityComparer.Default.Equals(named.OriginalDefinition, types.ValueTaskOfT));
+}
