@@ -56,5 +56,5 @@ internal static class Descriptors
         category: Usage,
         defaultSeverity: DiagnosticSeverity.Warning,
         isEnabledByDefault: true,
-        description: "Spawn, SpawnDetached and Run take an Action for a synchronous body. A lambda whose body is a call that returns a Task or a ValueTask converts to that Action silently, and the job ends as soon as the call returns: the task runs on unobserved. Task.Run takes such a lambda as a Func<Task> and waits for it; with Myriad, write an async lambda.");
+        description: "Spawn, SpawnDetached and Run take an Action for a synchronous body. A lambda whose body is a call that returns a Task, a ValueTask or a job that matches no job form (a Job? from ?., a Job<T> passed to SpawnDetached) converts to that Action silently, and the job ends as soon as the call returns: the task runs on unobserved. Task.Run takes such a lambda as a Func<Task> and waits for it; with Myriad, write an async lambda.");
 }

@@ -8,7 +8,8 @@ namespace Myriad.Analyzers;
 /// <summary>
 /// MYR0005: a non-async lambda passed as the synchronous body (<c>Action</c>, <c>Action&lt;TState&gt;</c>)
 /// of a runtime's <c>Spawn</c>, <c>SpawnDetached</c> or <c>Run</c>, with a statement that is a call
-/// returning a <c>Task</c>, <c>ValueTask</c> or their generic forms: <c>rt.Spawn(() => client.PostAsync(...))</c>.
+/// returning a <c>Task</c>, <c>ValueTask</c>, a job, or their generic and nullable forms:
+/// <c>rt.Spawn(() => client.PostAsync(...))</c>, <c>rt.Spawn(() => service?.RunAsync())</c>.
 /// The compiler converts it to the Action without a word (the value of an expression statement may be
 /// dropped), where <c>Task.Run</c> would have taken it as a <c>Func&lt;Task&gt;</c> and waited. An
 /// explicit discard (<c>_ = FooAsync()</c>) is not reported: it says the drop is meant.
@@ -70,8 +71,10 @@ public sealed class DiscardedAwaitableAnalyzer : DiagnosticAnalyzer
         }
     }
 
+    // A job too: `() => svc?.RunAsync()` (a Job?) or a Job<T> passed to SpawnDetached match no job form.
     private static bool IsAwaitable(ITypeSymbol type, MyriadTypes types, INamedTypeSymbol? valueTask) =>
         types.IsTaskLike(type)
+        || types.IsJobOrNullableJob(type)
         || SymbolEqualityComparer.Default.Equals(type, valueTask)
         || (type is INamedTypeSymbol named && SymbolEqualityComparer.Default.Equals(named.OriginalDefinition, types.ValueTaskOfT));
 }

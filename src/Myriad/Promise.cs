@@ -125,5 +125,10 @@ public sealed class Promise<T>
         internal override string Describe() => description;
 
         internal override JobCell?[]? RacedCells() => IsCompletedUnchecked ? null : Volatile.Read(ref Raced);
+
+        // A race's promise (Job.WhenAny, WaitAsync) is completed by whatever completes a contestant,
+        // a plain thread's TrySend or Release included: plain code awaiting the race must not run
+        // inside that call any more than code awaiting the contestant itself (see JobCell).
+        private protected override bool ResumesForeignWaitersAsynchronously => true;
     }
 }

@@ -25,6 +25,22 @@ public class DiscardedAwaitableAnalyzerTests
         """);
 
     [Fact]
+    public Task SynchronousBodies_JobsThatMatchNoJobForm_Report() => Verify.Analyzer<DiscardedAwaitableAnalyzer>("""
+        class Service { public Job RunAsync() => Job.CompletedJob; }
+
+        class C
+        {
+            static Job<int> Count() => Job.FromResult(1);
+
+            static void M(JobRuntime rt, Service? service)
+            {
+                Job a = rt.Spawn(() => {|MYR0005:service?.RunAsync()|});
+                rt.SpawnDetached(() => {|MYR0005:Count()|});
+            }
+        }
+        """);
+
+    [Fact]
     public Task AsyncLambdasJobsDiscardsAndOtherCalls_NoDiagnostic() => Verify.Analyzer<DiscardedAwaitableAnalyzer>("""
         class C
         {

@@ -128,6 +128,37 @@ public sealed class ForeignWaiterResumeTests
     }
 
     [Fact]
+    public void LockAsyncWithWaitAsync_PlainThreadReleases_WaiterResumesOutsideTheRelease()
+    {
+        // The race's promise is completed by its observer inside the release: it resumes plain code
+        // on the thread pool too.
+        var mutex = new JobMutex();
+        JobMutex.Releaser held = mutex.LockAsync().Wait();
+        AssertResumesOutsideTheCall(
+            async () =>
+            {
+                using JobMutex.Releaser mine = await mutex.LockAsync().WaitAsync(TimeSpan.FromSeconds(30));
+            },
+            () => held.Dispose());
+    }
+
+    [Fact]
+    public void WhenAnyOverAReceive_PlainSenderThread_WaiterResumesOutsideTheSend()
+    {
+        var chan = Chan.Unbounded<int>();
+        var never = new Promise<int>();
+        AssertResumesOutsideTheCall(async () => await Job.WhenAny(chan.ReceiveAsync(), never.Job), () => Assert.True(chan.TrySend(1)));
+    }
+
+    [Fact]
+    public void SemaphoreWaitAsyncWithAToken_PlainThreadReleases_WaiterResumesOutsideTheRelease()
+    {
+        var semaphore = new JobSemaphore(0);
+        using var cts = new CancellationTokenSource();
+        AssertResumesOutsideTheCall(async () => await semaphore.WaitAsync().WaitAsync(cts.Token), () => semaphore.Release());
+    }
+
+    [Fact]
     public void Promise_PlainThreadSetsTheResult_WaiterStillResumesInline()
     {
         // A promise is a TaskCompletionSource's counterpart and keeps its default: the awaiting code
