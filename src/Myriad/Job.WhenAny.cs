@@ -127,6 +127,17 @@ public readonly partial struct Job
             return;
         }
 
+        if (box.IsCompletedNoThrow(job._token))
+        {
+            // Completed already: offered here, in argument order, as a job completed without a cell
+            // is. Through the observer, the trampoline could defer it at its depth limit, and a later
+            // contestant that completed without a cell would win instead.
+            Scheduling.JobRuntime? owner = box.OwnerRuntime; // before the consumption recycles the box
+            T result = box.ConsumeResultForObserver(job._token, out Exception? error);
+            AnyObserver<T, TRace>.Offer(race, index, result, error, owner);
+            return;
+        }
+
         try
         {
             box.OnCompleted(new AnyObserver<T, TRace>(race, index, box.OwnerRuntime), job._token);

@@ -80,6 +80,34 @@ public sealed class CombinatorTests
         }
     }
 
+    [Theory]
+    [InlineData(40)]
+    [InlineData(46)]
+    [InlineData(47)]
+    [InlineData(48)]
+    [InlineData(49)]
+    [InlineData(60)]
+    public void WhenAny_CompletedContestantsAtAnyNestingDepth_FirstInArgumentOrderWins(int depth)
+    {
+        // A completed contestant with a cell was offered through its observer, which the trampoline
+        // defers at its depth limit: there, a later contestant completed without a cell won instead.
+        int winner = TestHelpers.OnThread(() => Nest(depth).Wait());
+        Assert.Equal(0, winner);
+
+        static async Job<int> Nest(int levels)
+        {
+            if (levels > 0)
+            {
+                return await Nest(levels - 1); // each level's Start runs the next one a level deeper
+            }
+
+            var done = new Promise<int>();
+            done.SetResult(1);
+            var (index, _) = await Job.WhenAny(done.Job, Job.FromResult(2));
+            return index;
+        }
+    }
+
     [Fact]
     public void WhenAny_LosersCompleteAfterTheWinner_EveryContestantConsumed()
     {
