@@ -10,6 +10,8 @@ namespace Myriad.IO;
 /// </summary>
 internal sealed class ConnectOperation(JobTcpConnection connection, SocketAddress address) : IoOperation<JobTcpConnection>
 {
+    internal override string Describe() => "JobTcpConnection.ConnectAsync: waits for the handshake";
+
     private const int EALREADY = 114;
     private const int EISCONN = 106;
 

@@ -188,6 +188,9 @@ internal sealed class ReadOperation(JobTcpConnection connection) : IoOperation<i
     private protected override void Clear() => _buffer = default;
 
     private protected override void OnReleased() => connection.EndRead();
+
+    // The public operation, not this type's name (no endpoint: reading it races the disposal).
+    internal override string Describe() => "JobTcpConnection.ReadAsync: waits for data";
 }
 
 /// <summary>A send waiting for room; completes when every byte was sent.</summary>
@@ -207,4 +210,6 @@ internal sealed class WriteOperation(JobTcpConnection connection) : IoOperation<
     private protected override void Clear() => _buffer = default;
 
     private protected override void OnReleased() => connection.EndWrite();
+
+    internal override string Describe() => "JobTcpConnection.WriteAsync: waits for room to send";
 }

@@ -231,6 +231,8 @@ public sealed class JobTcpListener : IDisposable
 /// <summary>An accept waiting for a connection. One is allocated per accept that has to wait (a connection allocates anyway).</summary>
 internal sealed class AcceptOperation(JobTcpListener listener) : IoOperation<JobTcpConnection>
 {
+    internal override string Describe() => "JobTcpListener.AcceptAsync: waits for a connection";
+
     private protected override bool TryAttemptCore()
     {
         if (!listener.TryAcceptNative(out JobTcpConnection? connection, out Exception? error))
