@@ -16,6 +16,44 @@ public sealed class JobTcpConnectionTests
 {
     private static MultiThreadRuntime NewRuntime() => new(new RuntimeOptions { WorkerCount = 2 });
 
+    [Theory]
+    [InlineData("localhost")] // may resolve to ::1 first, which refuses: the next address is tried
+    [InlineData("127.0.0.1")]
+    public void ConnectAsync_HostNameOrAddressLiteral_ConnectsToTheListener(string host)
+    {
+        using var runtime = NewRuntime();
+        byte echoed = Bounded.Run(runtime, async () =>
+        {
+            using var listener = JobTcpListener.Bind(IoTestSupport.Loopback);
+            Job server = JobRuntime.Current!.Spawn(async () =>
+            {
+                using JobTcpConnection peer = await listener.AcceptAsync();
+                byte[] one = new byte[1];
+                await IoTestSupport.ReadExactly(peer, one);
+                await peer.WriteAsync(one);
+            });
+
+            using JobTcpConnection client = await JobTcpConnection.ConnectAsync(host, listener.LocalEndPoint.Port);
+            Assert.Equal(listener.LocalEndPoint.Port, ((System.Net.IPEndPoint)client.RemoteEndPoint!).Port);
+            await client.WriteAsync(new byte[] { 42 });
+            byte[] reply = new byte[1];
+            await IoTestSupport.ReadExactly(client, reply);
+            await server;
+            return reply[0];
+        });
+
+        Assert.Equal(42, echoed);
+    }
+
+    [Fact]
+    public void ConnectAsync_BadHostOrPort_ThrowsAtTheCall()
+    {
+        Assert.Throws<ArgumentNullException>("host", () => JobTcpConnection.ConnectAsync(null!, 80));
+        Assert.Throws<ArgumentException>("host", () => JobTcpConnection.ConnectAsync("", 80));
+        Assert.Throws<ArgumentOutOfRangeException>("port", () => JobTcpConnection.ConnectAsync("localhost", -1));
+        Assert.Throws<ArgumentOutOfRangeException>("port", () => JobTcpConnection.ConnectAsync("localhost", 65536));
+    }
+
     [Fact]
     public void ReadWrite_OnMultiThreadRuntime_EchoesThroughTheDriver()
     {
