@@ -192,21 +192,33 @@ public abstract class JobCell : WorkItem
             {
                 observer.OnCellCompleted(this, token);
             }
+
+            return;
+        }
+
+        // The thread-static lookup is the one Trampoline.Dispatch makes anyway; on a runtime's
+        // thread (the hot path) one more load and branch is all this adds.
+        state ??= PerThread.Current;
+        if (state.Context is null && ResumesForeignWaitersAsynchronously)
+        {
+            DispatchOnPlainThread(continuation, state);
+            return;
+        }
+
+        Trampoline.Dispatch(state, continuation);
+    }
+
+    /// <summary>A waiter cell of a channel or primitive completed on a thread of no runtime: code that is not a runtime's job goes to the thread pool.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void DispatchOnPlainThread(object continuation, PerThread state)
+    {
+        if (continuation is Action || continuation is ForeignContinuation || continuation is JobCell { IsJobOfNoRuntime: true })
+        {
+            ForeignContinuation.RunAsynchronously(continuation);
         }
         else
         {
-            // The thread-static lookup is the one Trampoline.Dispatch makes anyway; on a runtime's
-            // thread (the hot path) nothing else is checked.
-            state ??= PerThread.Current;
-            if (state.Context is null && ResumesForeignWaitersAsynchronously
-                && (continuation is Action || continuation is ForeignContinuation || continuation is JobCell { IsJobOfNoRuntime: true }))
-            {
-                ForeignContinuation.RunAsynchronously(continuation);
-            }
-            else
-            {
-                Trampoline.Dispatch(state, continuation);
-            }
+            Trampoline.Dispatch(state, continuation);
         }
     }
 
