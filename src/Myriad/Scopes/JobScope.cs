@@ -97,8 +97,8 @@ public sealed class JobScope : IAsyncDisposable
 
     /// <summary>Spawns a child only if a slot is free now (errgroup's <c>TryGo</c>); true if it was started.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="body"/> is null.</exception>
-    /// <exception cref="OperationCanceledException">The scope is canceled (by its token, or by a child that
-    /// was canceled); when a child's failure canceled it, that failure is thrown instead.</exception>
+    /// <exception cref="OperationCanceledException">The scope is canceled by its token (a child that ends
+    /// canceled does not cancel the scope); when a child's failure canceled it, that failure is thrown instead.</exception>
     /// <exception cref="ObjectDisposedException">The scope was left.</exception>
     public bool TrySpawn<TState>(TState state, Func<TState, CancellationToken, Job> body)
     {
