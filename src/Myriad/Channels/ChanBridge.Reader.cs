@@ -490,7 +490,13 @@ internal sealed partial class ChanBridge<T>
             }
             else if (channel.CloseError is { } error)
             {
-                _completion.TrySetException(error);
+                // Observed here, as the BCL's channels do: Completion is there to be awaited if
+                // wanted, and a reader nobody asks for it must not raise UnobservedTaskException
+                // when the faulted task is finalized.
+                if (_completion.TrySetException(error))
+                {
+                    _ = _completion.Task.Exception;
+                }
             }
             else
             {

@@ -44,6 +44,7 @@ public sealed partial class Chan<T>
         bool inlineWaiting = TryClaimInlineReceiverLocked(); // invariant 5: it is the oldest receiver
         _receivers.DrainClaimable(ref receivers); // invariant 1: the buffer is empty if any receiver waits
         _senders.DrainClaimable(ref senders);
+        KeepGivenBackItemsLocked(ref senders);
         _lock.Exit();
 
         // The private queues hold claimed waiters only: nobody else touches them until they complete.
@@ -56,5 +57,34 @@ public sealed partial class Chan<T>
         senders.CompleteAllClosed(error);
         OnClosedForBridge();
         return true;
+    }
+
+    /// <summary>
+    /// Under the lock, at the close: puts the given-back items among <paramref name="senders"/> back
+    /// in the senders' queue, in their order, for the receivers to drain; only the real sends stay in
+    /// <paramref name="senders"/>, to fail. Their sends succeeded, so the close must not drop them
+    /// (see Chan{T}.GiveBack.cs).
+    /// </summary>
+    private void KeepGivenBackItemsLocked(ref WaiterQueue<T> senders)
+    {
+        if (senders.IsEmpty)
+        {
+            return;
+        }
+
+        var failing = default(WaiterQueue<T>);
+        while (senders.Dequeue() is { } waiter)
+        {
+            if (waiter is GivenBackItem<T>)
+            {
+                _senders.Enqueue(waiter);
+            }
+            else
+            {
+                failing.EnqueueClaimed(waiter);
+            }
+        }
+
+        senders = failing;
     }
 }

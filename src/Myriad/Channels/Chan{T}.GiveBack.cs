@@ -1,3 +1,4 @@
+using System;
 using Myriad.Coordination;
 
 namespace Myriad.Channels;
@@ -8,19 +9,20 @@ namespace Myriad.Channels;
 // oldest the channel handed out, so it goes back to the front:
 // 1. to a waiting receiver that can run (the claim-time check skips others), else
 // 2. to the front of the buffer if it has room, else
-// 3. into a sender waiter at the front of the senders' queue that nobody awaits (the item waits
+// 3. into a GivenBackItem at the front of the senders' queue, which nobody awaits (the item waits
 //    there as any sent item does; an unbuffered channel has no other place for it).
-// Once the channel is closed, only step 2 can keep it: the item is dropped if the buffer has no
-// room (or there is no buffer), as the item of a send still waiting at the close is (TryGiveBack
-// leaves it to its caller instead).
+// The send that offered the item succeeded (its TrySend returned true, its SendAsync completed), so
+// the close does not drop it: receivers take a given-back item after the close as they drain the
+// buffer (TryReceiveLocked looks at the senders' queue before it reports the close), and the close
+// leaves such items queued while it fails the sends that still wait (invariant 3's one exception).
 public sealed partial class Chan<T>
 {
     /// <summary>Returns an item handed to a job that will never consume it (see above).</summary>
     internal void GiveBack(T item) => TryGiveBack(item);
 
     /// <summary>
-    /// <see cref="GiveBack"/> that tells whether the channel took the item back: false, with the item
-    /// left to the caller, where <see cref="GiveBack"/> drops it (closed, and no room in the buffer).
+    /// <see cref="GiveBack"/> that tells whether the channel took the item back: always, unless
+    /// <paramref name="onlyIfOpen"/> refuses it on a closed channel (the item is then left to the caller).
     /// </summary>
     /// <param name="item">The item.</param>
     /// <param name="onlyIfOpen">True: refuse (return false) once the channel is closed, even with room
@@ -28,7 +30,6 @@ public sealed partial class Chan<T>
     internal bool TryGiveBack(T item, bool onlyIfOpen = false)
     {
         IWaiter<T>? receiver = null;
-        bool kept = true;
         _lock.Enter();
         if (onlyIfOpen && _closed is not null)
         {
@@ -51,18 +52,44 @@ public sealed partial class Chan<T>
             {
                 buffer.EnqueueFront(item);
             }
-            else if (_closed is null)
-            {
-                _senders.EnqueueFront(SendWaiter<T>.Rent(item, this, default));
-            }
             else
             {
-                kept = false;
+                _senders.EnqueueFront(new GivenBackItem<T>(item));
             }
         }
 
         _lock.Exit();
         receiver?.Complete(item);
-        return kept;
+        return true;
+    }
+}
+
+/// <summary>
+/// An item given back to a channel that has no room for it in a buffer (see above): queued with the
+/// senders, taken by the next receive, awaited by nobody. Only ever touched under the channel's lock.
+/// </summary>
+internal sealed class GivenBackItem<T>(T item) : IWaiter<T>
+{
+    public IWaiter<T>? Next { get; set; }
+
+    public IWaiter<T>? Prev { get; set; }
+
+    public bool InHostQueue { get; set; }
+
+    public bool IsSender => true;
+
+    public T Item { get; } = item;
+
+    // Dequeued once, under the channel's lock, by the receive that takes the item: nobody races it.
+    public bool TryClaim() => true;
+
+    public void Complete(T taken)
+    {
+        // The receive took the item: there is no sender to tell.
+    }
+
+    // The close keeps given-back items queued (see TryClose), so this is never called with one.
+    public void CompleteClosed(Exception? error)
+    {
     }
 }

@@ -46,6 +46,9 @@ public sealed partial class Chan<T> : JobBox<T>, IWaiter<T>, IWaiterHost<T>
     //   2. Senders wait only while the buffer is full (for an unbuffered channel: always until a
     //      receiver comes): a send fills free buffer space first.
     //   3. Once closed, nobody waits: Close drains both queues, and no operation queues afterwards.
+    //      The one exception is an item given back after its receiver's job was abandoned
+    //      (GivenBackItem, Chan{T}.GiveBack.cs): it stays in _senders, awaited by nobody, until a
+    //      receive takes it, since its send succeeded.
     //   4. FIFO: buffered items leave in the order they came; waiters are served in arrival order, and
     //      a receive that frees a slot moves the oldest waiting sender's item to the buffer's tail.
     //   5. A Waiting inline receiver is older than every receiver in _receivers: it is only taken
@@ -90,7 +93,7 @@ public sealed partial class Chan<T> : JobBox<T>, IWaiter<T>, IWaiterHost<T>
         get
         {
             _lock.Enter();
-            bool completed = _closed is not null && (_buffer?.Count ?? 0) == 0;
+            bool completed = _closed is not null && (_buffer?.Count ?? 0) == 0 && _senders.IsEmpty; // a given-back item may remain
             _lock.Exit();
             return completed;
         }

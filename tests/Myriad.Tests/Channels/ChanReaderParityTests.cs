@@ -19,6 +19,55 @@ public sealed class ChanReaderParityTests
     private static readonly TimeSpan Limit = TimeSpan.FromSeconds(10);
 
     [Fact]
+    public void Completion_ChannelClosedWithAnErrorAndNobodyAwaitsIt_RaisesNoUnobservedTaskException()
+    {
+        // The faulted Completion task was never marked observed: when the garbage collector
+        // finalized it, TaskScheduler.UnobservedTaskException fired for every channel closed with
+        // an error, where a BCL channel's stays silent.
+        string marker = "close error " + Guid.NewGuid();
+        int seen = 0;
+        EventHandler<UnobservedTaskExceptionEventArgs> handler = (_, e) =>
+        {
+            if (e.Exception.InnerException?.Message == marker)
+            {
+                Interlocked.Increment(ref seen);
+                e.SetObserved();
+            }
+        };
+        TaskScheduler.UnobservedTaskException += handler;
+        try
+        {
+            CloseWithErrorAndDrain(marker);
+            for (int i = 0; i < 3; i++)
+            {
+                GC.Collect();
+                GC.WaitForPendingFinalizers();
+            }
+
+            Assert.Equal(0, Volatile.Read(ref seen));
+        }
+        finally
+        {
+            TaskScheduler.UnobservedTaskException -= handler;
+        }
+
+        [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+        static void CloseWithErrorAndDrain(string message)
+        {
+            var viaWriter = Chan.Unbounded<int>();
+            viaWriter.Writer.TryComplete(new InvalidOperationException(message));
+            Assert.False(viaWriter.Reader.TryRead(out _));
+            Assert.True(viaWriter.Reader.Completion.IsFaulted);
+
+            var viaClose = Chan.Unbounded<int>();
+            Assert.True(viaClose.TrySend(1));
+            viaClose.Close(new InvalidOperationException(message));
+            Assert.True(viaClose.Reader.TryRead(out _));
+            Assert.False(viaClose.Reader.TryRead(out _));
+        }
+    }
+
+    [Fact]
     public void ReadAsync_CanceledTokenWithBufferedItem_ReturnsCanceledAndKeepsTheItem()
     {
         using var cts = new CancellationTokenSource();
