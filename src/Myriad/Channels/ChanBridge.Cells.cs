@@ -393,6 +393,21 @@ internal sealed partial class ChanBridge<T>
 
         internal override string Describe() => "a channel's ChannelReader.ReadAsync";
 
+        /// <summary>
+        /// The job awaiting this read was abandoned by its runtime's disposal after the read handed it an
+        /// item (a hand-over that found no owner yet delivered it here while the job was registering, so
+        /// nothing carried it to the job's runtime): the item goes back to the channel, as a receive
+        /// waiter's does.
+        /// </summary>
+        internal override void GiveBackUnconsumed()
+        {
+            Chan<T> channel = Reader.Channel; // before the consumption recycles the cell
+            if (ErrorUnchecked is null)
+            {
+                channel.GiveBack(GetResult(Version));
+            }
+        }
+
         private protected override void Release()
         {
             ResetReaderCell();
@@ -521,6 +536,18 @@ internal sealed partial class ChanBridge<T>
         private bool _disposed;
 
         public T Current => _current;
+
+        /// <summary>As <see cref="ReadCell.GiveBackUnconsumed"/>: the item a <c>MoveNextAsync</c> got for an abandoned job goes back to the channel.</summary>
+        internal override void GiveBackUnconsumed()
+        {
+            Chan<T> channel = Reader.Channel;
+            T item = _current;
+            if (ErrorUnchecked is null && GetResult(Version))
+            {
+                _current = default!;
+                channel.GiveBack(item);
+            }
+        }
 
         public ValueTask<bool> MoveNextAsync()
         {

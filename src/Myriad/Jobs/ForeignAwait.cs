@@ -55,6 +55,9 @@ internal sealed class ForeignAwait : WorkItem
     /// </summary>
     private JobCell? _registeredOn;
 
+    /// <summary>The version of <see cref="_registeredOn"/>'s use that the resume was registered on.</summary>
+    private short _registeredToken;
+
     /// <summary>True between steps 1 and 2: the continuation may run once.</summary>
     private bool _armed;
 
@@ -126,7 +129,18 @@ internal sealed class ForeignAwait : WorkItem
     internal JobCell? PendingCell => _armed ? _registeredOn : null;
 
     /// <summary>Records the cell that <see cref="OfValueTaskContinuation"/>'s caller registers this resume on, before it registers.</summary>
-    internal void RegisteringOn(JobCell cell) => _registeredOn = cell;
+    internal void RegisteringOn(JobCell cell, short token)
+    {
+        _registeredOn = cell;
+        _registeredToken = token;
+    }
+
+    /// <summary>
+    /// The cell whose completion ran this resume, while the box has not run since (the disarm keeps
+    /// it; <see cref="Unpark"/> drops it): a job abandoned by its runtime's disposal on the way gives
+    /// back what that cell holds (<c>StateMachineBox.Abandon</c>). Null when the cell was reused since.
+    /// </summary>
+    internal JobCell? ResumedFrom => !_armed && _registeredOn is { } cell && cell.IsCompletedNoThrow(_registeredToken) ? cell : null;
 
     /// <summary>Whether <paramref name="action"/> is this object's continuation delegate (see <see cref="ResumeContext"/>).</summary>
     internal bool IsContinuation(Action action) => ReferenceEquals(action, _continuation);
@@ -173,8 +187,7 @@ internal sealed class ForeignAwait : WorkItem
         }
 
         _armed = false; // before the dispatch: the box may suspend again and park anew right after it
-        _registeredOn = null;
-        return box;
+        return box; // _registeredOn stays until the box runs (ResumedFrom)
     }
 
     private static InvalidOperationException CalledAfterMovingOn() =>

@@ -137,7 +137,7 @@ internal abstract class SourceBox<T> : JobBox<T>, IValueTaskSource<T>, IValueTas
         if (ForeignAwait.OfValueTaskContinuation(continuation, state) is { } job)
         {
             JobRegistering(token);
-            job.RegisteringOn(this); // what the job waits on, for the live-job dump and the deadlock check
+            job.RegisteringOn(this, token); // what the job waits on, for the live-job dump and the deadlock check
             OnCompleted(job, token);
         }
         else

@@ -186,7 +186,9 @@ internal sealed class StateMachineBox<[DynamicallyAccessedMembers(DynamicallyAcc
             return;
         }
 
-        if (!IsCompletedUnchecked && AwaitedCell() is { IsCompletedUnchecked: true } awaited)
+        // A Myriad cell awaited through a ValueTask: its completion disarmed the resume on the way
+        // here, so the pending cell is the one the resume came from.
+        if (!IsCompletedUnchecked && (AwaitedCell() ?? (_aux as ForeignAwait)?.ResumedFrom) is { IsCompletedUnchecked: true } awaited)
         {
             awaited.GiveBackUnconsumed();
         }
