@@ -12,26 +12,16 @@ namespace Myriad.Analyzers;
 /// may run anywhere.
 /// </summary>
 [DiagnosticAnalyzer(LanguageNames.CSharp)]
-public sealed class BlockingInAsyncJobAnalyzer : DiagnosticAnalyzer
+public sealed class BlockingInAsyncJobAnalyzer : MyriadAnalyzer
 {
     /// <inheritdoc/>
     public override ImmutableArray<DiagnosticDescriptor> SupportedDiagnostics => ImmutableArray.Create(Descriptors.BlockingInAsyncJob);
 
     /// <inheritdoc/>
-    public override void Initialize(AnalysisContext context)
+    private protected override void Register(CompilationStartAnalysisContext start, MyriadTypes types)
     {
-        context.ConfigureGeneratedCodeAnalysis(GeneratedCodeAnalysisFlags.None);
-        context.EnableConcurrentExecution();
-        context.RegisterCompilationStartAction(start =>
-        {
-            if (MyriadTypes.TryCreate(start.Compilation) is not { } types)
-            {
-                return;
-            }
-
-            start.RegisterOperationAction(c => AnalyzeInvocation(c, types), OperationKind.Invocation);
-            start.RegisterOperationAction(c => AnalyzeProperty(c, types), OperationKind.PropertyReference);
-        });
+        start.RegisterOperationAction(c => AnalyzeInvocation(c, types), OperationKind.Invocation);
+        start.RegisterOperationAction(c => AnalyzeProperty(c, types), OperationKind.PropertyReference);
     }
 
     private static void AnalyzeInvocation(OperationAnalysisContext context, MyriadTypes types)

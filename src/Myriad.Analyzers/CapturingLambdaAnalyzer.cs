@@ -17,7 +17,7 @@ namespace Myriad.Analyzers;
 /// <c>scope.SpawnAsync(a, (s, ct) => Use(s, b))</c>).
 /// </summary>
 [DiagnosticAnalyzer(LanguageNames.CSharp)]
-public sealed class CapturingLambdaAnalyzer : DiagnosticAnalyzer
+public sealed class CapturingLambdaAnalyzer : MyriadAnalyzer
 {
     /// <summary>Set when the lambda captures exactly one local or parameter that it does not write: the code fix then applies.</summary>
     internal const string CapturedProperty = "Captured";
@@ -26,19 +26,9 @@ public sealed class CapturingLambdaAnalyzer : DiagnosticAnalyzer
     public override ImmutableArray<DiagnosticDescriptor> SupportedDiagnostics => ImmutableArray.Create(Descriptors.CapturingLambda);
 
     /// <inheritdoc/>
-    public override void Initialize(AnalysisContext context)
+    private protected override void Register(CompilationStartAnalysisContext start, MyriadTypes types)
     {
-        context.ConfigureGeneratedCodeAnalysis(GeneratedCodeAnalysisFlags.None);
-        context.EnableConcurrentExecution();
-        context.RegisterCompilationStartAction(start =>
-        {
-            if (MyriadTypes.TryCreate(start.Compilation) is null)
-            {
-                return;
-            }
-
-            start.RegisterOperationAction(Analyze, OperationKind.Invocation);
-        });
+        start.RegisterOperationAction(Analyze, OperationKind.Invocation);
     }
 
     private static void Analyze(OperationAnalysisContext context)

@@ -15,29 +15,18 @@ namespace Myriad.Analyzers;
 /// explicit discard (<c>_ = FooAsync()</c>) is not reported: it says the drop is meant.
 /// </summary>
 [DiagnosticAnalyzer(LanguageNames.CSharp)]
-public sealed class DiscardedAwaitableAnalyzer : DiagnosticAnalyzer
+public sealed class DiscardedAwaitableAnalyzer : MyriadAnalyzer
 {
     /// <inheritdoc/>
     public override ImmutableArray<DiagnosticDescriptor> SupportedDiagnostics => ImmutableArray.Create(Descriptors.DiscardedAwaitable);
 
     /// <inheritdoc/>
-    public override void Initialize(AnalysisContext context)
+    private protected override void Register(CompilationStartAnalysisContext start, MyriadTypes types)
     {
-        context.ConfigureGeneratedCodeAnalysis(GeneratedCodeAnalysisFlags.None);
-        context.EnableConcurrentExecution();
-        context.RegisterCompilationStartAction(start =>
-        {
-            if (MyriadTypes.TryCreate(start.Compilation) is not { } types)
-            {
-                return;
-            }
-
-            INamedTypeSymbol? valueTask = start.Compilation.GetTypeByMetadataName("System.Threading.Tasks.ValueTask");
-            start.RegisterOperationAction(c => AnalyzeInvocation(c, types, valueTask), OperationKind.Invocation);
-        });
+        start.RegisterOperationAction(c => AnalyzeInvocation(c, types), OperationKind.Invocation);
     }
 
-    private static void AnalyzeInvocation(OperationAnalysisContext context, MyriadTypes types, INamedTypeSymbol? valueTask)
+    private static void AnalyzeInvocation(OperationAnalysisContext context, MyriadTypes types)
     {
         var call = (IInvocationOperation)context.Operation;
         if (call.TargetMethod.Name is not ("Spawn" or "SpawnDetached" or "Run") || !types.IsRuntime(call.TargetMethod.ContainingType))
@@ -58,7 +47,7 @@ public sealed class DiscardedAwaitableAnalyzer : DiagnosticAnalyzer
                 // A call (an assignment, the explicit discard `_ = FooAsync()` included, is not one).
                 if (statement is IExpressionStatementOperation { Operation: { Type: { } type } expression }
                     && expression is IInvocationOperation or IConditionalAccessOperation
-                    && IsAwaitable(type, types, valueTask))
+                    && IsAwaitable(type, types))
                 {
                     context.ReportDiagnostic(Diagnostic.Create(
                         Descriptors.DiscardedAwaitable,
@@ -72,9 +61,9 @@ public sealed class DiscardedAwaitableAnalyzer : DiagnosticAnalyzer
     }
 
     // A job too: `() => svc?.RunAsync()` (a Job?) or a Job<T> passed to SpawnDetached match no job form.
-    private static bool IsAwaitable(ITypeSymbol type, MyriadTypes types, INamedTypeSymbol? valueTask) =>
+    private static bool IsAwaitable(ITypeSymbol type, MyriadTypes types) =>
         types.IsTaskLike(type)
         || types.IsJobOrNullableJob(type)
-        || SymbolEqualityComparer.Default.Equals(type, valueTask)
+        || SymbolEqualityComparer.Default.Equals(type, types.ValueTask)
         || (type is INamedTypeSymbol named && SymbolEqualityComparer.Default.Equals(named.OriginalDefinition, types.ValueTaskOfT));
 }

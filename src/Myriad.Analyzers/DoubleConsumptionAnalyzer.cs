@@ -20,7 +20,7 @@ namespace Myriad.Analyzers;
 /// variable that a lambda or local function also uses is skipped: its writes there are invisible.
 /// </remarks>
 [DiagnosticAnalyzer(LanguageNames.CSharp)]
-public sealed class DoubleConsumptionAnalyzer : DiagnosticAnalyzer
+public sealed class DoubleConsumptionAnalyzer : MyriadAnalyzer
 {
     // ConfigureAwait and GetAwaiter do not consume by themselves, but what they return is only
     // ever there to be awaited, which consumes the job they wrap.
@@ -33,28 +33,18 @@ public sealed class DoubleConsumptionAnalyzer : DiagnosticAnalyzer
     public override ImmutableArray<DiagnosticDescriptor> SupportedDiagnostics => ImmutableArray.Create(Descriptors.DoubleConsumption);
 
     /// <inheritdoc/>
-    public override void Initialize(AnalysisContext context)
+    private protected override void Register(CompilationStartAnalysisContext start, MyriadTypes types)
     {
-        context.ConfigureGeneratedCodeAnalysis(GeneratedCodeAnalysisFlags.None);
-        context.EnableConcurrentExecution();
-        context.RegisterCompilationStartAction(start =>
-        {
-            if (MyriadTypes.TryCreate(start.Compilation) is not { } types)
+        start.RegisterOperationAction(
+            c =>
             {
-                return;
-            }
-
-            start.RegisterOperationAction(
-                c =>
-                {
-                    ControlFlowGraph graph = c.Operation is IMethodBodyOperation body
-                        ? ControlFlowGraph.Create(body, c.CancellationToken)
-                        : ControlFlowGraph.Create((IConstructorBodyOperation)c.Operation, c.CancellationToken);
-                    AnalyzeGraph(c, types, graph);
-                },
-                OperationKind.MethodBody,
-                OperationKind.ConstructorBody);
-        });
+                ControlFlowGraph graph = c.Operation is IMethodBodyOperation body
+                    ? ControlFlowGraph.Create(body, c.CancellationToken)
+                    : ControlFlowGraph.Create((IConstructorBodyOperation)c.Operation, c.CancellationToken);
+                AnalyzeGraph(c, types, graph);
+            },
+            OperationKind.MethodBody,
+            OperationKind.ConstructorBody);
     }
 
     private enum EventKind

@@ -12,7 +12,7 @@ namespace Myriad.Analyzers;
 /// return nothing, so any dropped <c>Job</c> value is a lost failure.
 /// </summary>
 [DiagnosticAnalyzer(LanguageNames.CSharp)]
-public sealed class DroppedJobAnalyzer : DiagnosticAnalyzer
+public sealed class DroppedJobAnalyzer : MyriadAnalyzer
 {
     /// <summary>Tells the code fix which form was found.</summary>
     internal const string KindProperty = "Kind";
@@ -25,20 +25,10 @@ public sealed class DroppedJobAnalyzer : DiagnosticAnalyzer
     public override ImmutableArray<DiagnosticDescriptor> SupportedDiagnostics => ImmutableArray.Create(Descriptors.DroppedJob);
 
     /// <inheritdoc/>
-    public override void Initialize(AnalysisContext context)
+    private protected override void Register(CompilationStartAnalysisContext start, MyriadTypes types)
     {
-        context.ConfigureGeneratedCodeAnalysis(GeneratedCodeAnalysisFlags.None);
-        context.EnableConcurrentExecution();
-        context.RegisterCompilationStartAction(start =>
-        {
-            if (MyriadTypes.TryCreate(start.Compilation) is not { } types)
-            {
-                return;
-            }
-
-            start.RegisterOperationAction(c => AnalyzeStatement(c, types), OperationKind.ExpressionStatement);
-            start.RegisterOperationBlockAction(c => AnalyzeLocals(c, types));
-        });
+        start.RegisterOperationAction(c => AnalyzeStatement(c, types), OperationKind.ExpressionStatement);
+        start.RegisterOperationBlockAction(c => AnalyzeLocals(c, types));
     }
 
     private static void AnalyzeStatement(OperationAnalysisContext context, MyriadTypes types)

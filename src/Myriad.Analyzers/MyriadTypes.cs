@@ -13,6 +13,7 @@ internal sealed class MyriadTypes
         JobRuntime = compilation.GetTypeByMetadataName("Myriad.Scheduling.JobRuntime");
         Task = compilation.GetTypeByMetadataName("System.Threading.Tasks.Task");
         TaskOfT = compilation.GetTypeByMetadataName("System.Threading.Tasks.Task`1");
+        ValueTask = compilation.GetTypeByMetadataName("System.Threading.Tasks.ValueTask");
         ValueTaskOfT = compilation.GetTypeByMetadataName("System.Threading.Tasks.ValueTask`1");
     }
 
@@ -25,6 +26,8 @@ internal sealed class MyriadTypes
     public INamedTypeSymbol? Task { get; }
 
     public INamedTypeSymbol? TaskOfT { get; }
+
+    public INamedTypeSymbol? ValueTask { get; }
 
     public INamedTypeSymbol? ValueTaskOfT { get; }
 
