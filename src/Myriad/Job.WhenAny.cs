@@ -132,9 +132,7 @@ public readonly partial struct Job
             // Completed already: offered here, in argument order, as a job completed without a cell
             // is. Through the observer, the trampoline could defer it at its depth limit, and a later
             // contestant that completed without a cell would win instead.
-            Scheduling.JobRuntime? owner = box.OwnerRuntime; // before the consumption recycles the box
-            T result = box.ConsumeResultForObserver(job._token, out Exception? error);
-            AnyObserver<T, TRace>.Offer(race, index, result, error, owner);
+            AnyObserver<T, TRace>.Consume(box, job._token, race, index, box.OwnerRuntime);
             return;
         }
 
@@ -159,30 +157,14 @@ public readonly partial struct Job
 
     private readonly struct TypedRace<T>(Promise<(int, Job<T>)> race) : IAnyRace<T>
     {
-        public bool TryWin(int index, T result, Exception? error)
-        {
-            if (!race.TrySetResult((index, error is null ? new Job<T>(result) : FromException<T>(error))))
-            {
-                return false;
-            }
-
-            race.ForgetRaced();
-            return true;
-        }
+        public bool TryWin(int index, T result, Exception? error) =>
+            race.TryDecide((index, error is null ? new Job<T>(result) : FromException<T>(error)));
     }
 
     private readonly struct UntypedRace(Promise<(int, Job)> race) : IAnyRace<VoidResult>
     {
-        public bool TryWin(int index, VoidResult result, Exception? error)
-        {
-            if (!race.TrySetResult((index, error is null ? CompletedJob : FromException(error))))
-            {
-                return false;
-            }
-
-            race.ForgetRaced();
-            return true;
-        }
+        public bool TryWin(int index, VoidResult result, Exception? error) =>
+            race.TryDecide((index, error is null ? CompletedJob : FromException(error)));
     }
 
     /// <summary>
@@ -196,9 +178,12 @@ public readonly partial struct Job
     private sealed class AnyObserver<T, TRace>(TRace race, int index, Scheduling.JobRuntime? home) : CellObserver(completesOtherCells: true) // the race's promise
         where TRace : IAnyRace<T>
     {
-        internal override void OnCellCompleted(JobCell cell, short token)
+        internal override void OnCellCompleted(JobCell cell, short token) => Consume((JobBox<T>)cell, token, race, index, home);
+
+        /// <summary>Takes the contestant's outcome (which recycles its box: <paramref name="home"/> is read before) and offers it to the race.</summary>
+        internal static void Consume(JobBox<T> box, short token, TRace race, int index, Scheduling.JobRuntime? home)
         {
-            T result = ((JobBox<T>)cell).ConsumeResultForObserver(token, out Exception? error);
+            T result = box.ConsumeResultForObserver(token, out Exception? error);
             Offer(race, index, result, error, home);
         }
 

@@ -45,6 +45,18 @@ public sealed class Promise<T>
     /// <summary>Drops what <see cref="Races"/> set, so that a decided race keeps no contestant's cell reachable.</summary>
     internal void ForgetRaced() => ((DescribedPromiseCell)_cell).Raced = null;
 
+    /// <summary><see cref="TrySetResult"/> for a race's promise: the winner also forgets the contestants (<see cref="ForgetRaced"/>).</summary>
+    internal bool TryDecide(T result)
+    {
+        if (!TrySetResult(result))
+        {
+            return false;
+        }
+
+        ForgetRaced();
+        return true;
+    }
+
     /// <summary>
     /// A handle to the job that completes when the promise does. Single-use; after it was consumed,
     /// reading this again gives a fresh handle to the same outcome (see the type's remarks).

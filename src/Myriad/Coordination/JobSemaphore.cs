@@ -60,11 +60,18 @@ public sealed class JobSemaphore : IWaiterHost<VoidResult>
     /// releasers they drop (a loser's, or a success's next to a failure), so no permit is lost.</remarks>
     /// <param name="cancellationToken">Gives up waiting with <see cref="OperationCanceledException"/>
     /// (then no permit was taken); a token that can be canceled makes the wait allocate.</param>
-    public Job<Releaser> AcquireAsync(CancellationToken cancellationToken = default)
+    public Job<Releaser> AcquireAsync(CancellationToken cancellationToken = default) =>
+        Acquire(new Releaser(this), cancellationToken);
+
+    /// <summary>
+    /// Takes a permit now or queues a waiter for one; the job completes with <paramref name="granted"/>
+    /// (a <see cref="Releaser"/>, or nothing for <see cref="WaitAsync(CancellationToken)"/>).
+    /// </summary>
+    private Job<TResult> Acquire<TResult>(TResult granted, CancellationToken cancellationToken)
     {
         if (cancellationToken.IsCancellationRequested)
         {
-            return Job.FromCanceled<Releaser>(cancellationToken);
+            return Job.FromCanceled<TResult>(cancellationToken);
         }
 
         _waiters.Lock.Enter();
@@ -72,10 +79,10 @@ public sealed class JobSemaphore : IWaiterHost<VoidResult>
         {
             _count--;
             _waiters.Lock.Exit();
-            return new Releaser(this);
+            return new Job<TResult>(granted);
         }
 
-        return _waiters.EnqueueAndExit(this, new Releaser(this), cancellationToken).Job;
+        return _waiters.EnqueueAndExit(this, granted, cancellationToken).Job;
     }
 
     /// <summary>
@@ -90,20 +97,7 @@ public sealed class JobSemaphore : IWaiterHost<VoidResult>
         // waiter is the job itself, not an adapter over AcquireAsync's job: plain code awaiting an
         // adapter would resume inside the releasing thread's Release, which a waiter of the
         // semaphore's own never does (see JobCell.ResumesForeignWaitersAsynchronously).
-        if (cancellationToken.IsCancellationRequested)
-        {
-            return Job.FromCanceled(cancellationToken);
-        }
-
-        _waiters.Lock.Enter();
-        if (_count > 0)
-        {
-            _count--;
-            _waiters.Lock.Exit();
-            return Job.CompletedJob;
-        }
-
-        return new Job(_waiters.EnqueueAndExit(this, default(VoidResult), cancellationToken).Job);
+        return new Job(Acquire(default(VoidResult), cancellationToken));
     }
 
     /// <summary>

@@ -121,27 +121,26 @@ internal sealed class ForeignContinuation : WorkItem
     /// <see cref="ForeignContinuation"/>, which still goes to its captured SynchronizationContext or
     /// TaskScheduler, and to the thread pool when it has none, or a job of no runtime, which runs on
     /// the thread pool (see <see cref="JobCell"/>'s <c>ResumesForeignWaitersAsynchronously</c>).
+    /// False, having done nothing, for any other continuation (a runtime's job, which goes home).
     /// </summary>
-    internal static void RunAsynchronously(object continuation)
+    internal static bool TryRunAsynchronously(object continuation)
     {
-        if (continuation is JobCell { IsJobOfNoRuntime: true } and WorkItem job)
+        switch (continuation)
         {
-            Trampoline.RunOnThreadPool(job);
-        }
-        else if (continuation is ForeignContinuation foreign)
-        {
-            if (foreign._scheduling is null)
-            {
+            case Action action:
+                ThreadPool.UnsafeQueueUserWorkItem(static a => Trampoline.InvokeForeign(a), action, preferLocal: false);
+                return true;
+            case ForeignContinuation { _scheduling: null } foreign:
                 ThreadPool.UnsafeQueueUserWorkItem(static f => f.RunInContext(), foreign, preferLocal: false);
-            }
-            else
-            {
+                return true;
+            case ForeignContinuation foreign:
                 foreign.Execute(PerThread.Current); // posts or starts a task: never inline
-            }
-        }
-        else
-        {
-            ThreadPool.UnsafeQueueUserWorkItem(static a => Trampoline.InvokeForeign(a), (Action)continuation, preferLocal: false);
+                return true;
+            case JobCell { IsJobOfNoRuntime: true } job:
+                Trampoline.RunOnThreadPool(job);
+                return true;
+            default:
+                return false;
         }
     }
 

@@ -212,13 +212,9 @@ public abstract class JobCell : WorkItem
     [MethodImpl(MethodImplOptions.NoInlining)]
     private static void DispatchOnPlainThread(object continuation, PerThread state)
     {
-        if (continuation is Action || continuation is ForeignContinuation || continuation is JobCell { IsJobOfNoRuntime: true })
+        if (!ForeignContinuation.TryRunAsynchronously(continuation))
         {
-            ForeignContinuation.RunAsynchronously(continuation);
-        }
-        else
-        {
-            Trampoline.Dispatch(state, continuation);
+            Trampoline.Dispatch(state, continuation); // a runtime's job: it goes home
         }
     }
 
