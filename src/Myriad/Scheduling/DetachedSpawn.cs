@@ -93,8 +93,8 @@ internal sealed class DetachedSpawn<TState> : WorkItem
         runtime.OnDetachedJobCompleted(new OperationCanceledException("The runtime was disposed before the job started."), state);
     }
 
-    /// <summary>Runs the body; <paramref name="thread"/> is the calling thread's state.</summary>
-    private static void Run(JobRuntime runtime, TState state, object body, bool sync, PerThread thread)
+    /// <summary>Runs the body; <paramref name="thread"/> is the calling thread's state. Also for a detached spawn started inline (<see cref="JobRuntime.TryStartDetachedInline{TState}"/>).</summary>
+    internal static void Run(JobRuntime runtime, TState state, object body, bool sync, PerThread thread)
     {
         Job job;
         try

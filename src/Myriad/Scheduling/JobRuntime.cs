@@ -267,6 +267,14 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     private Job<TResult> SpawnCore<TState, TResult>(TState state, object body, SpawnBodyKind kind, CancellationToken cancellationToken)
     {
         PerThread thread = PerThread.Current;
+
+        // Outside the spawn fence: the body may run for long, or dispose the runtime, whose disposal
+        // waits for the fence. A thread that runs a job of the runtime is counted by the drain anyway.
+        if (StartsSpawnInline(thread) && TryStartInline(thread, state, body, kind, cancellationToken, out Job<TResult> started))
+        {
+            return started;
+        }
+
         if (!NeedsSpawnFence(thread))
         {
             ThrowIfDisposed();
@@ -298,6 +306,11 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     private void SpawnDetachedCore<TState>(TState state, object body, bool sync, CancellationToken cancellationToken)
     {
         PerThread thread = PerThread.Current;
+        if (StartsSpawnInline(thread) && TryStartDetachedInline(thread, state, body, sync, cancellationToken))
+        {
+            return; // see SpawnCore
+        }
+
         if (!NeedsSpawnFence(thread))
         {
             ThrowIfDisposed();

@@ -206,6 +206,29 @@ public sealed class RuntimeOptions
     private int _maxSpareThreads = 64;
 
     /// <summary>
+    /// The backlog from which a spawn starts its job at once instead of queueing it. When a job
+    /// running on one of the runtime's threads spawns, and the queue the new job would join already
+    /// holds this many jobs that have not started (the worker's own run queue; for a thread that runs
+    /// a job of the runtime while it waits for it, the runtime's global queue), the spawning thread
+    /// runs the new job itself, up to its first suspension, and then continues. Default 256, the
+    /// run queue's capacity (<see cref="LocalQueueCapacity"/>): a spawn that would overflow a full
+    /// run queue runs instead. The other workers then still have a full queue to steal from, and a
+    /// loop that spawns faster than the workers start jobs is held back to their pace instead of
+    /// queueing millions of jobs, each held in memory until it starts (Cilk and Java's ForkJoin
+    /// always run the child first; this is their rule, applied only under a backlog). 0 never runs a
+    /// spawn at once: every spawn is queued, as in Go and Tokio, however long the queues grow. The
+    /// worker's run queue counts as full at <see cref="LocalQueueCapacity"/> if that is lower.
+    /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException">Less than 0 or more than 2^20.</exception>
+    public int SpawnInlineBacklog
+    {
+        get => _spawnInlineBacklog;
+        set => _spawnInlineBacklog = Check(value, 0, 1 << 20);
+    }
+
+    private int _spawnInlineBacklog = 256;
+
+    /// <summary>
     /// How long an idle worker, or the thread driving a <see cref="CurrentThreadRuntime"/>, spins
     /// watching for new work before it goes to sleep. Waking a sleeping thread costs a futex call on
     /// each side and a context switch, tens of microseconds on a virtual machine, while work handed

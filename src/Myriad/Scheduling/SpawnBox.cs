@@ -378,6 +378,30 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
 
         // The body has its own copy: what the state references need not live as long as this job.
         _state = default!;
+        AwaitInner(inner, state);
+    }
+
+    /// <summary>
+    /// A spawn whose body already ran on the spawning thread (<see cref="JobRuntime.TryStartInline{TState, TResult}"/>)
+    /// and returned a pending job: a box in the state of a spawn whose body just returned, so that the
+    /// spawn's completion is counted and handed on as for a queued spawn. No queue entry exists for
+    /// this use of the box (a stale one from an earlier use finds it <c>Running</c> or later, see the
+    /// remarks).
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
+    internal static Job<TResult> Adopt(PerThread thread, JobRuntime runtime, Job<TResult> inner)
+    {
+        SpawnBox<TState, TResult> box = s_pool.Rent(thread) ?? new();
+        box._runtime = runtime;
+        Volatile.Write(ref box._claim, Running);
+        short token = box.Version;
+        box.AwaitInner(inner, thread);
+        return new Job<TResult>(box, token);
+    }
+
+    /// <summary>Steps 1 and 3 for the job the body returned (see the protocol above).</summary>
+    private void AwaitInner(Job<TResult> inner, PerThread state)
+    {
         try
         {
             if (inner.IsCompleted)

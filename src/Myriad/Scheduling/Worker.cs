@@ -65,6 +65,9 @@ internal sealed partial class Worker : SchedulerContext
     /// <summary>Items in this worker's queue and slot (racy estimate).</summary>
     internal int QueuedCount => _queue.Count + (Volatile.Read(ref _next) is null ? 0 : 1);
 
+    /// <summary>The run queue's length alone (owner thread: exact at the moment of the read, as only thieves shrink it meanwhile).</summary>
+    internal int RunQueueCount => _queue.Count;
+
     /// <summary>Successful steals by this worker; written by it alone, read racily by metrics.</summary>
     internal long StealCount;
 

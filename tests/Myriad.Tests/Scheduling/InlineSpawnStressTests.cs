@@ -1,0 +1,107 @@
+using System;
+using System.Threading;
+using System.Threading.Tasks;
+using Myriad.Scheduling;
+using Myriad.Tests.Support;
+using Xunit;
+
+namespace Myriad.Tests.Scheduling;
+
+/// <summary>
+/// Spawns started at once under a tiny backlog, on two workers and from a waiting thread, while the
+/// jobs they start suspend and are resumed on other threads: the adopted spawn box's registration
+/// races the completion of the job it adopted, and queued spawns race thieves. Every result must
+/// arrive exactly once and every spawn must count as completed.
+/// </summary>
+[Collection(HeavyCollection.Name)]
+[Trait("Category", "Stress")]
+public class InlineSpawnStressTests
+{
+    private const int Spawns = 100_000;
+
+    private static MultiThreadRuntime Runtime(int backlog) =>
+        new(new RuntimeOptions { WorkerCount = 2, LocalQueueCapacity = 4, SpawnInlineBacklog = backlog });
+
+    /// <summary>A child that sometimes suspends: on a Task (resumed from the thread pool) or on a yield.</summary>
+    private static async Job<long> Child(long value)
+    {
+        switch (value % 3)
+        {
+            case 0:
+                await Task.Yield();
+                break;
+            case 1:
+                await Job.Yield();
+                break;
+        }
+
+        return value;
+    }
+
+    [Theory]
+    [InlineData(1)]
+    [InlineData(3)]
+    public async Task Spawn_ManyUnderATinyBacklog_EveryResultOnceAndEverySpawnCounted(int backlog)
+    {
+        using MultiThreadRuntime runtime = Runtime(backlog);
+        long sum = await runtime.Spawn(runtime, static async rt =>
+        {
+            var jobs = new Job<long>[Spawns];
+            for (int i = 0; i < Spawns; i++)
+            {
+                jobs[i] = rt.Spawn((long)i, static v => Child(v));
+            }
+
+            long total = 0;
+            foreach (Job<long> job in jobs)
+            {
+                total += await job;
+            }
+
+            return total;
+        }).AsTask().WaitAsync(TestHelpers.DefaultTimeout);
+
+        Assert.Equal((long)Spawns * (Spawns - 1) / 2, sum);
+        Assert.Equal(Spawns + 1, runtime.SpawnedCount);
+        Assert.True(SpinWait.SpinUntil(() => runtime.CompletedCount == runtime.SpawnedCount, TestHelpers.DefaultTimeout));
+    }
+
+    [Fact]
+    public void SpawnDetached_ManyFromTwoWorkersAndAWaitingThread_EveryBodyRunsOnce()
+    {
+        using MultiThreadRuntime runtime = Runtime(backlog: 2);
+        var ran = new int[Spawns];
+        var all = new Myriad.Coordination.WaitGroup();
+        all.Add(Spawns);
+
+        // Three spawners at once: the waiting thread (a guest: its spawns go to the global queue)
+        // and two spawned jobs on the workers, each taking every third index.
+        TestThread guest = TestThread.Start(() => runtime.Run((runtime, ran, all), static s =>
+        {
+            s.runtime.SpawnDetached(s, static s => SpawnEvery(s.runtime, s.ran, s.all, 1));
+            s.runtime.SpawnDetached(s, static s => SpawnEvery(s.runtime, s.ran, s.all, 2));
+            SpawnEvery(s.runtime, s.ran, s.all, 0);
+            return s.all.WaitAsync();
+        }, CancellationToken.None), "guest");
+        Assert.True(guest.Join(TestHelpers.DefaultTimeout));
+        Assert.All(ran, r => Assert.Equal(1, r));
+        Assert.True(SpinWait.SpinUntil(() => runtime.CompletedCount == runtime.SpawnedCount, TestHelpers.DefaultTimeout));
+
+        static void SpawnEvery(JobRuntime runtime, int[] ran, Myriad.Coordination.WaitGroup all, int offset)
+        {
+            for (int i = offset; i < Spawns; i += 3)
+            {
+                runtime.SpawnDetached((ran, i, all), static async c =>
+                {
+                    if ((c.i & 1) == 0)
+                    {
+                        await Task.Yield();
+                    }
+
+                    Interlocked.Increment(ref c.ran[c.i]);
+                    c.all.Done();
+                });
+            }
+        }
+    }
+}
