@@ -39,6 +39,12 @@ public abstract partial class JobRuntime
     private protected virtual bool StartsSpawnInline(PerThread thread) => false;
 
     /// <summary>
+    /// Set by a runtime whose <see cref="StartsSpawnInline"/> may say yes, before its first spawn: every
+    /// other spawn skips the virtual call with one field load.
+    /// </summary>
+    private protected bool _mayStartSpawnsInline;
+
+    /// <summary>
     /// Runs a spawn's body on this thread (see the remarks above). False, with nothing done, at the
     /// trampoline's depth limit: queue the spawn instead.
     /// </summary>
@@ -62,66 +68,81 @@ public abstract partial class JobRuntime
                 return true;
             }
 
-            Job<TResult> inner;
             ThreadContexts saved = ExecutionContextHelper.SaveBeforeItem(thread);
             try
             {
-                // The kind names the delegate type exactly (the Spawn overloads store each body with
-                // its kind), so the casts can be unchecked, as in SpawnBox.RunBody.
-                switch (kind)
-                {
-                    case SpawnBodyKind.AsyncResult:
-                        inner = Unsafe.As<Func<TState, Job<TResult>>>(body)(state);
-                        break;
-                    case SpawnBodyKind.AsyncVoid:
-                        Job untyped = Unsafe.As<Func<TState, Job>>(body)(state);
-                        inner = Unsafe.As<Job<VoidResult>, Job<TResult>>(ref Unsafe.AsRef(in untyped._inner));
-                        break;
-                    default:
-                        Unsafe.As<Action<TState>>(body)(state);
-                        inner = default;
-                        break;
-                }
+                job = RunInline<TState, TResult>(thread, state, body, kind);
             }
-            catch (Exception exception)
+            finally
             {
                 ExecutionContextHelper.RestoreAfterItem(thread, saved);
-                OnJobCompleted(thread);
-                job = Job.FromException<TResult>(exception);
-                return true;
             }
 
-            ExecutionContextHelper.RestoreAfterItem(thread, saved);
-            bool completed;
-            try
-            {
-                completed = inner.IsCompleted;
-            }
-            catch (InvalidOperationException misuse)
-            {
-                // The body returned a job that was already awaited or consumed elsewhere: that is
-                // this job's failure, as for a queued spawn.
-                OnJobCompleted(thread);
-                job = Job.FromException<TResult>(misuse);
-                return true;
-            }
-
-            if (completed)
-            {
-                // The body's own completed job is the spawn's outcome: no box at all.
-                OnJobCompleted(thread);
-                job = inner;
-                return true;
-            }
-
-            // Pending: a spawn box hands the outcome on and counts the completion, as for a queued
-            // spawn whose body suspended.
-            job = SpawnBox<TState, TResult>.Adopt(thread, this, inner);
             return true;
         }
         finally
         {
             Trampoline.Exit(thread, previousDepth);
+        }
+    }
+
+    /// <summary>
+    /// The body and what a queued spawn box does with its job (<c>SpawnBox.RunBody</c>), in the
+    /// spawner's saved contexts: consuming a select's job runs its handler, user code that must see
+    /// the job's contexts, not run after they were put back.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
+    private Job<TResult> RunInline<TState, TResult>(PerThread thread, TState state, object body, SpawnBodyKind kind)
+    {
+        Job<TResult> inner;
+        try
+        {
+            // The kind names the delegate type exactly (the Spawn overloads store each body with
+            // its kind), so the casts can be unchecked, as in SpawnBox.RunBody.
+            switch (kind)
+            {
+                case SpawnBodyKind.AsyncResult:
+                    inner = Unsafe.As<Func<TState, Job<TResult>>>(body)(state);
+                    break;
+                case SpawnBodyKind.AsyncVoid:
+                    Job untyped = Unsafe.As<Func<TState, Job>>(body)(state);
+                    inner = Unsafe.As<Job<VoidResult>, Job<TResult>>(ref Unsafe.AsRef(in untyped._inner));
+                    break;
+                default:
+                    Unsafe.As<Action<TState>>(body)(state);
+                    OnJobCompleted(thread);
+                    return default;
+            }
+
+            if (!inner.IsCompleted)
+            {
+                // A spawn box hands the outcome on and counts the completion, as for a queued spawn
+                // whose body suspended.
+                return SpawnBox<TState, TResult>.Adopt(thread, this, inner);
+            }
+
+            if (inner._box is not { ConsumingRunsUserCode: true })
+            {
+                // The body's own completed job is the spawn's outcome: no box at all.
+                OnJobCompleted(thread);
+                return inner;
+            }
+
+            // A select that finished at once: its handler runs when its job is consumed, so consume
+            // it here, as a queued spawn does inside its job. Handed back unconsumed, a discarded
+            // handle would lose the received item, and an observer (a scope) would run the handler
+            // inside its own registration.
+            TResult result = inner.GetAwaiter().GetResult();
+            OnJobCompleted(thread);
+            return Job.FromResult(result);
+        }
+        catch (Exception exception)
+        {
+            // From the body, from its select's handler, or an InvalidOperationException for a job
+            // that was already awaited or consumed elsewhere: all this job's failure, as for a
+            // queued spawn, never the spawner's.
+            OnJobCompleted(thread);
+            return Job.FromException<TResult>(exception);
         }
     }
 

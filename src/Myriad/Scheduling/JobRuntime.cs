@@ -270,7 +270,7 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
 
         // Outside the spawn fence: the body may run for long, or dispose the runtime, whose disposal
         // waits for the fence. A thread that runs a job of the runtime is counted by the drain anyway.
-        if (StartsSpawnInline(thread) && TryStartInline(thread, state, body, kind, cancellationToken, out Job<TResult> started))
+        if (_mayStartSpawnsInline && StartsSpawnInline(thread) && TryStartInline(thread, state, body, kind, cancellationToken, out Job<TResult> started))
         {
             return started;
         }
@@ -306,7 +306,7 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     private void SpawnDetachedCore<TState>(TState state, object body, bool sync, CancellationToken cancellationToken)
     {
         PerThread thread = PerThread.Current;
-        if (StartsSpawnInline(thread) && TryStartDetachedInline(thread, state, body, sync, cancellationToken))
+        if (_mayStartSpawnsInline && StartsSpawnInline(thread) && TryStartDetachedInline(thread, state, body, sync, cancellationToken))
         {
             return; // see SpawnCore
         }
@@ -340,6 +340,10 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     /// Starts <paramref name="body"/>(<paramref name="state"/>) on the runtime and returns a handle to
     /// await. Pass a <c>static</c> lambda: the state travels typed, without a closure or boxing.
     /// </summary>
+    /// <remarks>The job is queued, unless the spawn is made by a job of a <see cref="MultiThreadRuntime"/>
+    /// while the queue it would join holds <see cref="RuntimeOptions.SpawnInlineBacklog"/> jobs that
+    /// have not started: then this thread runs the body at once, up to its first suspension, before
+    /// the spawn returns. Either way the body's failures end in the job, never in this call.</remarks>
     /// <param name="state">The value the body receives.</param>
     /// <param name="body">The job's code.</param>
     /// <param name="cancellationToken">If canceled before the job starts, it ends canceled without running.
@@ -384,6 +388,7 @@ public abstract partial class JobRuntime : IDisposable, IAsyncDisposable
     /// <summary>
     /// Starts a job nobody will await (fire and forget). Its failure raises <see cref="UnobservedException"/>.
     /// </summary>
+    /// <remarks>Queued, or run at once under a backlog, as <see cref="Spawn{TState, TResult}(TState, Func{TState, Job{TResult}}, CancellationToken)"/> describes.</remarks>
     public void SpawnDetached<TState>(TState state, Func<TState, Job> body, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(body);

@@ -1,5 +1,6 @@
 using System;
 using System.Runtime.CompilerServices;
+using System.Threading;
 using Myriad.Internal;
 
 namespace Myriad.Scheduling;
@@ -19,8 +20,9 @@ public sealed partial class MultiThreadRuntime
     /// <c>Run</c> of a plain program's entry job): its spawns go to the global queue, so that is the
     /// queue whose length counts.</item>
     /// <item>Nowhere else: a plain thread that runs no job of this runtime, another runtime's worker,
-    /// or a spare thread never runs the runtime's jobs inline, and a task of a non-default
-    /// <c>TaskScheduler</c> would leak that scheduler into the job.</item>
+    /// or a spare thread never runs the runtime's jobs inline; a task of a non-default
+    /// <c>TaskScheduler</c> would leak that scheduler into the job; and under
+    /// <see cref="ExecutionContext.SuppressFlow"/> a queued spawn runs in the default context.</item>
     /// </list>
     /// The lengths are read without synchronization: thieves and other spawners move them meanwhile,
     /// and a stale read only queues one spawn more or starts one more inline, both correct.
@@ -28,32 +30,29 @@ public sealed partial class MultiThreadRuntime
     [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     private protected override bool StartsSpawnInline(PerThread thread)
     {
-        int backlog = _options.SpawnInlineBacklog;
-        if (backlog == 0)
-        {
-            return false;
-        }
-
+        int backlog = _options.SpawnInlineBacklog; // above 0: _mayStartSpawnsInline is set only then
         switch (thread.Context)
         {
             case Worker worker when worker.Runtime == this:
-                if (worker.RunQueueCount < Math.Min(backlog, _options.LocalQueueCapacity) || !worker.IsCurrentThread)
+                if (worker.RunQueueCount < Math.Min(backlog, _options.LocalQueueCapacity) || !worker.IsCurrentThread || !MayRunHere())
                 {
                     return false;
                 }
 
-                break;
+                // A job run inside a spawn shows the worker busy, as a helped join does: a worker
+                // that keeps starting spawns inline must not look blocked to the wake watchdog,
+                // which would start a spare thread to compete with it for the cores.
+                worker.CountHelpedJob();
+                return true;
             case GuestContext guest when guest.Runtime == this:
-                if (_global.Count < backlog)
-                {
-                    return false;
-                }
-
-                break;
+                return _global.Count >= backlog && MayRunHere();
             default:
                 return false;
         }
 
-        return !ExecutionContextHelper.InNonDefaultTaskScheduler;
+        // Not inside a task of a non-default TaskScheduler (the job would see it as its own), and not
+        // while the ExecutionContext's flow is suppressed: a queued spawn then captures no context
+        // and its body runs in the default one, which an inline body would not.
+        static bool MayRunHere() => !ExecutionContextHelper.InNonDefaultTaskScheduler && !ExecutionContext.IsFlowSuppressed();
     }
 }

@@ -2,6 +2,7 @@ using System;
 using System.Runtime.CompilerServices;
 using System.Threading;
 using System.Threading.Tasks;
+using Myriad.Channels;
 using Myriad.Scheduling;
 using Myriad.Tests.Support;
 using Xunit;
@@ -217,6 +218,71 @@ public class InlineSpawnTests
         Assert.Equal("spawner", inBody); // ran inline, in the spawner's context
         Assert.Equal("spawner", afterSpawn);
         Assert.Null(syncAfter);
+    }
+
+    private static int s_handled;
+
+    [Fact]
+    public async Task Spawn_StartedInline_BodyReturnsASelectThatFinishedAtOnce_RunsItsHandler()
+    {
+        // A select runs its handler when its job is consumed: a queued spawn consumes it inside the
+        // job, and so must one started inline, even if nobody awaits the spawn's handle.
+        using var runtime = OneWorker(backlog: 1);
+        var channel = Chan.Unbounded<int>();
+        channel.TrySend(7);
+        Volatile.Write(ref s_handled, 0);
+        await runtime.Spawn((runtime, channel), static async s =>
+        {
+            Job blocker = s.runtime.Spawn(static () => { });
+            _ = s.runtime.Spawn(s.channel, static c => Select.Receive(c, static x => Interlocked.Add(ref s_handled, x)).AsJob());
+            await blocker;
+        }).AsTask().WaitAsync(TestHelpers.DefaultTimeout);
+        Assert.Equal(7, Volatile.Read(ref s_handled));
+        Assert.False(channel.TryReceive(out _));
+    }
+
+    [Fact]
+    public async Task JobScope_ChildStartedInline_SelectHandlerThrows_ScopeEndsWithTheFailure()
+    {
+        using var runtime = OneWorker(backlog: 1);
+        var channel = Chan.Unbounded<int>();
+        channel.TrySend(1);
+        Exception failure = await runtime.Spawn((runtime, channel), static async s =>
+        {
+            Job blocker = s.runtime.Spawn(static () => { });
+            await using var scope = new JobScope<int>(s.runtime);
+            await scope.SpawnAsync(s.channel, static (c, _) => Select.Receive(c, static x => throw new InvalidTimeZoneException("handler")).AsJob());
+            await blocker;
+            return await Assert.ThrowsAsync<InvalidTimeZoneException>(async () => await scope);
+        }).AsTask().WaitAsync(TestHelpers.DefaultTimeout);
+        Assert.Equal("handler", failure.Message);
+    }
+
+    [Fact]
+    public async Task Spawn_UnderSuppressedFlow_BodyRunsInTheDefaultContextAsWhenQueued()
+    {
+        using var runtime = OneWorker();
+        string?[] seen = await runtime.Spawn(runtime, static async rt =>
+        {
+            Local.Value = "spawner";
+            var seen = new string?[Children];
+            var jobs = new Job[Children];
+            using (ExecutionContext.SuppressFlow())
+            {
+                for (int i = 0; i < Children; i++)
+                {
+                    jobs[i] = rt.Spawn((seen, i), static s => { s.seen[s.i] = Local.Value; });
+                }
+            }
+
+            foreach (Job job in jobs)
+            {
+                await job;
+            }
+
+            return seen;
+        }).AsTask().WaitAsync(TestHelpers.DefaultTimeout);
+        Assert.All(seen, v => Assert.Null(v));
     }
 
     [Fact]
