@@ -40,6 +40,7 @@ public class MyriadServiceCollectionExtensionsTests
             ["Myriad:LazyWakeDelay"] = "00:00:00.005",
             ["Myriad:IdleSpin"] = "00:00:00",
             ["Myriad:MaxSpareThreads"] = "3",
+            ["Myriad:SpawnInlineBacklog"] = "0",
         }, services => services.AddMyriad());
 
         RuntimeOptions options = host.Services.GetRequiredService<IOptions<RuntimeOptions>>().Value;
@@ -47,6 +48,7 @@ public class MyriadServiceCollectionExtensionsTests
         Assert.Equal(TimeSpan.FromMilliseconds(5), options.LazyWakeDelay);
         Assert.Equal(TimeSpan.Zero, options.IdleSpin);
         Assert.Equal(3, options.MaxSpareThreads);
+        Assert.Equal(0, options.SpawnInlineBacklog);
         Assert.Same(TimeProvider.System, options.TimeProvider); // set in code only, never bound
     }
 
