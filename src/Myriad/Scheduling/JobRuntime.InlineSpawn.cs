@@ -94,26 +94,9 @@ public abstract partial class JobRuntime
     [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     private Job<TResult> RunInline<TState, TResult>(PerThread thread, TState state, object body, SpawnBodyKind kind)
     {
-        Job<TResult> inner;
         try
         {
-            // The kind names the delegate type exactly (the Spawn overloads store each body with
-            // its kind), so the casts can be unchecked, as in SpawnBox.RunBody.
-            switch (kind)
-            {
-                case SpawnBodyKind.AsyncResult:
-                    inner = Unsafe.As<Func<TState, Job<TResult>>>(body)(state);
-                    break;
-                case SpawnBodyKind.AsyncVoid:
-                    Job untyped = Unsafe.As<Func<TState, Job>>(body)(state);
-                    inner = Unsafe.As<Job<VoidResult>, Job<TResult>>(ref Unsafe.AsRef(in untyped._inner));
-                    break;
-                default:
-                    Unsafe.As<Action<TState>>(body)(state);
-                    OnJobCompleted(thread);
-                    return default;
-            }
-
+            Job<TResult> inner = SpawnBox<TState, TResult>.InvokeBody(body, kind, state);
             if (!inner.IsCompleted)
             {
                 // A spawn box hands the outcome on and counts the completion, as for a queued spawn
@@ -123,7 +106,8 @@ public abstract partial class JobRuntime
 
             if (inner._box is not { ConsumingRunsUserCode: true })
             {
-                // The body's own completed job is the spawn's outcome: no box at all.
+                // The body's own completed job (default for a synchronous body) is the spawn's
+                // outcome: no box at all.
                 OnJobCompleted(thread);
                 return inner;
             }

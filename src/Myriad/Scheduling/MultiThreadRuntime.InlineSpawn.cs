@@ -1,4 +1,3 @@
-using System;
 using System.Runtime.CompilerServices;
 using System.Threading;
 using Myriad.Internal;
@@ -7,6 +6,9 @@ namespace Myriad.Scheduling;
 
 public sealed partial class MultiThreadRuntime
 {
+    /// <summary>The backlog of a worker's run queue: <see cref="RuntimeOptions.SpawnInlineBacklog"/>, or the queue's capacity if lower (a full queue cannot grow further).</summary>
+    private readonly int _runQueueSpawnBacklog;
+
     /// <summary>
     /// The backlog rule of <see cref="RuntimeOptions.SpawnInlineBacklog"/>: a spawn made by a job of
     /// this runtime starts at once when the queue it would join already holds the backlog.
@@ -30,11 +32,11 @@ public sealed partial class MultiThreadRuntime
     [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     private protected override bool StartsSpawnInline(PerThread thread)
     {
-        int backlog = _options.SpawnInlineBacklog; // above 0: _mayStartSpawnsInline is set only then
+        // Called only when SpawnInlineBacklog is above 0 (_mayStartSpawnsInline).
         switch (thread.Context)
         {
             case Worker worker when worker.Runtime == this:
-                if (worker.RunQueueCount < Math.Min(backlog, _options.LocalQueueCapacity) || !worker.IsCurrentThread || !MayRunHere())
+                if (worker.RunQueueCount < _runQueueSpawnBacklog || !worker.IsCurrentThread || !MayRunHere())
                 {
                     return false;
                 }
@@ -45,7 +47,7 @@ public sealed partial class MultiThreadRuntime
                 worker.CountHelpedJob();
                 return true;
             case GuestContext guest when guest.Runtime == this:
-                return _global.Count >= backlog && MayRunHere();
+                return _global.Count >= _options.SpawnInlineBacklog && MayRunHere();
             default:
                 return false;
         }

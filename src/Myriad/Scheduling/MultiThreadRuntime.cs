@@ -64,6 +64,7 @@ public sealed partial class MultiThreadRuntime : JobRuntime
         _options = options.Snapshot();
         _fencesOutsideSpawns = true;
         _mayStartSpawnsInline = _options.SpawnInlineBacklog > 0;
+        _runQueueSpawnBacklog = Math.Min(_options.SpawnInlineBacklog, _options.LocalQueueCapacity);
         _overflow = _global.EnqueueBatch;
         _workers = new Worker[_options.WorkerCount];
         int started = 0;

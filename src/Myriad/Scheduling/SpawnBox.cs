@@ -350,25 +350,7 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
         Job<TResult> inner;
         try
         {
-            // _kind names the delegate type exactly: JobRuntime's Spawn overloads store each body
-            // with its kind (AsyncResult: Func<TState, Job<TResult>>; AsyncVoid: Func<TState, Job>;
-            // SyncVoid: Action<TState>), so the casts can be unchecked. A checked cast to a type
-            // that depends on TState costs a generic-dictionary lookup and a cast helper per spawn
-            // in shared generic code.
-            switch (_kind)
-            {
-                case SpawnBodyKind.AsyncResult:
-                    inner = Unsafe.As<Func<TState, Job<TResult>>>(_body!)(_state);
-                    break;
-                case SpawnBodyKind.AsyncVoid:
-                    Job job = Unsafe.As<Func<TState, Job>>(_body!)(_state);
-                    inner = Unsafe.As<Job<VoidResult>, Job<TResult>>(ref Unsafe.AsRef(in job._inner));
-                    break;
-                default:
-                    Unsafe.As<Action<TState>>(_body!)(_state);
-                    inner = default;
-                    break;
-            }
+            inner = InvokeBody(_body!, _kind, _state);
         }
         catch (Exception exception)
         {
@@ -379,6 +361,32 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
         // The body has its own copy: what the state references need not live as long as this job.
         _state = default!;
         AwaitInner(inner, state);
+    }
+
+    /// <summary>
+    /// Calls a spawn's body, <paramref name="body"/> being of the delegate type that
+    /// <paramref name="kind"/> names; a synchronous body's job is <c>default</c> (completed). For a
+    /// queued spawn (<see cref="RunBody"/>) and one started inline alike.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization | MethodImplOptions.AggressiveInlining)]
+    internal static Job<TResult> InvokeBody(object body, SpawnBodyKind kind, TState state)
+    {
+        // The kind names the delegate type exactly: JobRuntime's Spawn overloads store each body
+        // with its kind (AsyncResult: Func<TState, Job<TResult>>; AsyncVoid: Func<TState, Job>;
+        // SyncVoid: Action<TState>), so the casts can be unchecked. A checked cast to a type
+        // that depends on TState costs a generic-dictionary lookup and a cast helper per spawn
+        // in shared generic code.
+        switch (kind)
+        {
+            case SpawnBodyKind.AsyncResult:
+                return Unsafe.As<Func<TState, Job<TResult>>>(body)(state);
+            case SpawnBodyKind.AsyncVoid:
+                Job job = Unsafe.As<Func<TState, Job>>(body)(state);
+                return Unsafe.As<Job<VoidResult>, Job<TResult>>(ref Unsafe.AsRef(in job._inner));
+            default:
+                Unsafe.As<Action<TState>>(body)(state);
+                return default;
+        }
     }
 
     /// <summary>
