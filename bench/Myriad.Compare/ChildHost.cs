@@ -78,6 +78,10 @@ internal static class ChildHost
         GC.WaitForPendingFinalizers();
         GC.Collect();
         ChildMetrics.Clear();
+        if (experiment.ReportsGcPauses)
+        {
+            ChildMetrics.RecordGcPauses();
+        }
 
         ProcessSnapshot start = ProcessSnapshot.Take();
         long result = body(measured);

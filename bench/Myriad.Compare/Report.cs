@@ -288,13 +288,31 @@ internal static class Report
         return sb.ToString();
     }
 
-    /// <summary>Timer lateness of the sleepers (medians over the warm runs of each run's median, p99 and maximum).</summary>
+    /// <summary>The collector's pauses beside a row's lateness (medians over the runs), or nothing for a child that did not report them (Go).</summary>
+    private static string GcPauseText(Row r)
+    {
+        if (!r.Runs.Any(run => run.Metrics.ContainsKey("gc_pauses")))
+        {
+            return "";
+        }
+
+        double pauses = r.Metric("gc_pauses");
+        if (pauses == 0)
+        {
+            return "; no GC pauses";
+        }
+
+        string longest = r.Runs.Any(run => run.Metrics.ContainsKey("gc_pause_max_ms")) ? $", longest {Format.Ms(r.Metric("gc_pause_max_ms"))}" : "";
+        return $"; {pauses:0} GC pauses{longest}, {Format.Ms(r.Metric("gc_pause_total_ms"))} in all";
+    }
+
+    /// <summary>Timer lateness of the sleepers (medians over the warm runs of each run's median, p99 and maximum), with the collector's pauses of the same runs.</summary>
     private static string MetricLines(List<Row> rows)
     {
         var sb = new StringBuilder();
         foreach (Row r in rows.Where(r => r.HasData && r.Runs.Any(run => run.Metrics.ContainsKey("late_p50_ms"))))
         {
-            sb.AppendLine($"- {r.Case.ShortLabel} {r.Variant.Id}: timer lateness median {Format.Ms(r.Metric("late_p50_ms"))}, p99 {Format.Ms(r.Metric("late_p99_ms"))}, max {Format.Ms(r.Metric("late_max_ms"))} (earliest {Format.Ms(r.Metric("late_min_ms"))}); peak WS per {r.Experiment.Unit} {Format.PerOpBytes(r.PeakWs / r.Case.N)}");
+            sb.AppendLine($"- {r.Case.ShortLabel} {r.Variant.Id}: timer lateness median {Format.Ms(r.Metric("late_p50_ms"))}, p99 {Format.Ms(r.Metric("late_p99_ms"))}, max {Format.Ms(r.Metric("late_max_ms"))} (earliest {Format.Ms(r.Metric("late_min_ms"))}){GcPauseText(r)}; peak WS per {r.Experiment.Unit} {Format.PerOpBytes(r.PeakWs / r.Case.N)}");
         }
 
         return sb.ToString();

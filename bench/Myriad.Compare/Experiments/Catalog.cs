@@ -227,9 +227,10 @@ internal static class Catalog
         {
             Id = "sleepers",
             Title = "A crowd of sleepers",
-            Summary = "N sleepers, started one after the other; each sleeps 1 s, notes its lateness (wake time - its own due time) in a preallocated array, and signals; the run ends when all have signalled. The result is the number of sleepers that woke. Lateness lines give the median, p99 and maximum; peak WS per sleeper is the whole process's peak divided by N (the lateness array's 8 B per sleeper included).",
+            Summary = "N sleepers, started one after the other; each sleeps 1 s, notes its lateness (wake time - its own due time) in a preallocated array, and signals; the run ends when all have signalled. The result is the number of sleepers that woke. Lateness lines give the median, p99 and maximum, and for the .NET variants the garbage collector's pauses in the same run (no timer fires while a collection has the process suspended); peak WS per sleeper is the whole process's peak divided by N (the lateness array's 8 B per sleeper included).",
             Unit = "sleeper",
             ReportsPeakPerUnit = true,
+            ReportsGcPauses = true,
             Variants =
             [
                 new Variant { Id = "tpl", Description = "a plain `async Task` per sleeper: `await Task.Delay(1 s)`, then an `Interlocked` countdown that completes a `TaskCompletionSource`", Run = Sleepers.Tpl },

@@ -146,6 +146,9 @@ internal sealed class Experiment
     /// <summary>Whether the report gives peak memory per <see cref="Unit"/> (experiments whose links all stay live until the end).</summary>
     public bool ReportsPeakPerUnit { get; init; }
 
+    /// <summary>Whether the .NET children report the collector's pauses of the measured run (gc_pauses, gc_pause_total_ms, gc_pause_max_ms).</summary>
+    public bool ReportsGcPauses { get; init; }
+
     public Variant? FindVariant(string id)
     {
         foreach (Variant v in Variants)
