@@ -16,8 +16,10 @@ namespace Myriad.Diagnostics;
 /// runtimes themselves.</item>
 /// </list>
 /// An entry is removed when its retention has passed (frozen or not: a job stuck forever after the
-/// disposal then stops being reported), or when a new runtime with the same name registers before
-/// then (two series with one tag in a collection would be summed or overwritten by the tools).
+/// disposal then stops being reported), or, once frozen, when a new runtime with the same name
+/// registers before then (its totals carried into the name's series, see below). An entry still
+/// draining stays until it freezes: the collection sums it into its name's series as it does the
+/// name's live runtimes, so its jobs still active are reported, and their completions counted.
 /// <para><b>Carried counts.</b> The cumulative instruments (spawned, completed, unobserved, steals,
 /// parks) are counters, which must never go down. A runtime's series is its name's, summed over the
 /// runtimes of that name; so when an entry is removed while the name still has a runtime measured
@@ -118,9 +120,9 @@ internal static class RetiredRuntimes
     }
 
     /// <summary>
-    /// A runtime named <paramref name="name"/> was added to the live set: retired namesakes still
-    /// within their retention leave, their counts carried into the new runtime's series. Under
-    /// <see cref="Gate"/>.
+    /// A runtime named <paramref name="name"/> was added to the live set: retired namesakes that have
+    /// drained leave, their counts carried into the name's series (one still draining stays, read as
+    /// it drains). Under <see cref="Gate"/>.
     /// </summary>
     internal static void Registered(string name)
     {
@@ -135,9 +137,21 @@ internal static class RetiredRuntimes
         Prune();
         if (s_names.TryGetValue(name, out NameSeries? series))
         {
+            // Only drained namesakes leave: their totals are final, so carrying them loses nothing. One
+            // still draining (a job suspended at its disposal, woken later) stays measured, summed into
+            // the name's series like a live runtime, until it drains: carried now, its active jobs
+            // would vanish from the series and their completions would never be counted. The walk
+            // stops at the first such entry (oldest first), so a registration looks at one entry
+            // besides those it removes; drained entries behind it leave with their retention.
             while (series.Oldest is { } namesake)
             {
                 t_visited++;
+                namesake.FreezeIfDrained();
+                if (!namesake.IsFrozen)
+                {
+                    break;
+                }
+
                 series.RemoveOldest();
                 s_entries.Remove(namesake.Node);
                 series.Carry(namesake.Totals());

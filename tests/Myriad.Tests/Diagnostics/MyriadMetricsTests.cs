@@ -2,6 +2,7 @@ using System;
 using System.Collections.Generic;
 using System.Linq;
 using System.Diagnostics.Metrics;
+using Myriad.Channels;
 using Myriad.Diagnostics;
 using Myriad.Scheduling;
 using Xunit;
@@ -199,6 +200,48 @@ public class MyriadMetricsTests
         Assert.Equal(3, values["myriad.jobs.completed"]);
         Assert.Equal(0, values["myriad.jobs.active"]);
     }
+
+    [Fact]
+    public void Register_SameNameWhileRetiredRuntimeStillHasActiveJobs_SeriesKeepsThemActiveAndCountsTheirCompletions() =>
+        WithRetention(TimeSpan.FromHours(1), static () =>
+        {
+            // A restarted service: the old runtime was disposed with jobs suspended on a channel,
+            // and a new runtime of the same name registered before they ended. The old runtime's
+            // totals were carried into the name's series at the registration, so its suspended jobs
+            // vanished from active, and their completions, after the channel closed, were never
+            // counted: completed stayed behind spawned for good.
+            const string name = "restarted-with-stuck-jobs";
+            Chan<int> stuck = Chan.Unbuffered<int>();
+            var old = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1, Name = name });
+            for (int i = 0; i < 10; i++)
+            {
+                old.SpawnDetached(stuck, static async c => await c.ReceiveOkAsync());
+            }
+
+            Assert.True(SpinUntil(() => old.Stats().QueuedItems == 0 && Collect(name)["myriad.jobs.active"] == 10));
+            old.Dispose();
+            Assert.Equal(10, Collect(name)["myriad.jobs.active"]);
+
+            using var restarted = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1, Name = name });
+            Dictionary<string, long> values = Collect(name);
+            Assert.Equal(10, values["myriad.jobs.spawned"]);
+            Assert.Equal(10, values["myriad.jobs.active"]);
+            Assert.Equal(1, CollectAll(name).Count(m => m.Instrument == "myriad.jobs.active"));
+
+            stuck.Close(); // the old runtime's jobs wake after its disposal and end canceled
+            Assert.True(SpinUntil(() => old.CompletedCount == 10));
+            restarted.Spawn(0, static _ => { }).Wait();
+            values = Collect(name);
+            Assert.Equal(11, values["myriad.jobs.spawned"]);
+            Assert.Equal(11, values["myriad.jobs.completed"]);
+            Assert.Equal(0, values["myriad.jobs.active"]);
+
+            // Drained now: the next namesake's registration carries it, and the counters go on.
+            using var another = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1, Name = name });
+            values = Collect(name);
+            Assert.Equal(11, values["myriad.jobs.spawned"]);
+            Assert.Equal(11, values["myriad.jobs.completed"]);
+        });
 
     [Theory]
     [InlineData(false)]
