@@ -2,6 +2,7 @@ using System;
 using System.Net.Sockets;
 using System.Runtime.ExceptionServices;
 using System.Threading;
+using Myriad.Internal;
 
 namespace Myriad.IO;
 
@@ -21,7 +22,9 @@ namespace Myriad.IO;
 /// and throws <see cref="ObjectDisposedException"/>. A <c>poll</c> that starts after the close throws
 /// the <see cref="Socket"/>'s own exception instead, naming <c>System.Net.Sockets.Socket</c>: it is
 /// replaced by the abort reason, which names the connection (<see cref="WaitFor"/>; the receive and
-/// the send do the same, see <see cref="SocketAttempt"/>).</para>
+/// the send do the same, see <see cref="SocketAttempt"/>). The runtime's disposal aborts the
+/// registration without closing the socket: the blocked thread sees it when its <c>poll</c> slice ends
+/// (<see cref="MyriadDefaults.BlockingIoRecheckMilliseconds"/>) and throws the abort reason.</para>
 /// </remarks>
 public sealed partial class JobTcpConnection
 {
@@ -93,12 +96,21 @@ public sealed partial class JobTcpConnection
         }
     }
 
-    /// <summary>Blocks until the socket is ready for <paramref name="mode"/>, or closed.</summary>
+    /// <summary>
+    /// Blocks until the socket is ready for <paramref name="mode"/>, closed, or its registration aborted
+    /// (the runtime's disposal, noticed within <see cref="MyriadDefaults.BlockingIoRecheckMilliseconds"/>).
+    /// </summary>
     private void WaitFor(IoRegistration registration, SelectMode mode)
     {
+        int sliceMicroseconds = MyriadDefaults.BlockingIoRecheckMilliseconds * 1000;
         try
         {
-            Socket.Poll(-1, mode);
+            // The runtime's disposal aborts the registration but leaves the socket open (its owner
+            // closes it), so the poll would not return: look at the abort between slices.
+            while (!Socket.Poll(sliceMicroseconds, mode))
+            {
+                ThrowIfAborted(registration);
+            }
         }
         catch (ObjectDisposedException disposed)
         {

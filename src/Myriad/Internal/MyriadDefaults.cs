@@ -33,6 +33,18 @@ internal static class MyriadDefaults
     internal static readonly int InlineBudget = ReadInt("Myriad.InlineBudget", 128, 1, 1_000_000);
 
     /// <summary>
+    /// How long, in milliseconds, a thread blocked in a synchronous read or write of a driver socket's
+    /// <see cref="System.IO.Stream"/> view waits in the kernel before it looks again whether the runtime
+    /// that drives the socket was disposed. Disposing the connection wakes it at once (the close does),
+    /// but the runtime's disposal aborts the socket's registration without touching the socket, which
+    /// stays open until its owner disposes it, so nothing else could wake such a thread: this bounds how
+    /// long it goes on waiting after the disposal. 100 ms keeps the cost at ten wake-ups a second per
+    /// blocked thread while a shutdown still sees it fail within a tenth of a second.
+    /// AppContext key: <c>Myriad.BlockingIoRecheckMilliseconds</c>.
+    /// </summary>
+    internal static readonly int BlockingIoRecheckMilliseconds = ReadInt("Myriad.BlockingIoRecheckMilliseconds", 100, 1, 60_000);
+
+    /// <summary>
     /// How many steps a <see cref="Scheduling.DeterministicRuntime"/> runs without going idle before
     /// its clock moves to the next pending timer (if there is one) although jobs can still run. Its clock
     /// otherwise moves only when nothing can run, so a job that polls (yields in a loop until a timer's

@@ -291,4 +291,44 @@ public sealed class JobTcpStreamTests
         Assert.True(reader.Join(Limit));
         Assert.IsType<ObjectDisposedException>(error);
     }
+
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public void ReadOrWrite_BlockedWhenTheRuntimeIsDisposed_ThrowsTheRuntimesObjectDisposed(bool read)
+    {
+        // The runtime's disposal aborts the socket's registration but leaves the socket open (its
+        // owner disposes it), so a thread blocked in the kernel in a synchronous Read or Write of
+        // the Stream view was never woken: it waited until the peer sent, closed, or the connection
+        // itself was disposed, while a pending asynchronous operation failed at once.
+        var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        using var listener = JobTcpListener.Bind(IoTestSupport.Loopback, runtime);
+        var accepting = listener.AcceptAsync().AsTask();
+        using JobTcpConnection client = JobTcpConnection.ConnectAsync(listener.LocalEndPoint, runtime).AsTask().Result;
+        using JobTcpConnection server = accepting.Result;
+        Stream stream = server.AsStream();
+        Exception? error = null;
+        var blocked = new Thread(() => error = Record.Exception(() =>
+        {
+            if (read)
+            {
+                _ = stream.Read(new byte[8], 0, 8);
+            }
+            else
+            {
+                byte[] chunk = new byte[1 << 20];
+                while (true)
+                {
+                    stream.Write(chunk, 0, chunk.Length); // the client never reads: the buffers fill up
+                }
+            }
+        }));
+        blocked.Start();
+        Thread.Sleep(200); // blocked in the kernel
+        Assert.True(blocked.IsAlive);
+        runtime.Dispose();
+        Assert.True(blocked.Join(Limit), "the blocked call was not woken by the runtime's disposal");
+        ObjectDisposedException disposed = Assert.IsType<ObjectDisposedException>(error);
+        Assert.Contains("The runtime that drives this socket's I/O was disposed.", disposed.Message, StringComparison.Ordinal);
+    }
 }
