@@ -306,13 +306,20 @@ internal static class Report
         return $"; {pauses:0} GC pauses{longest}, {Format.Ms(r.Metric("gc_pause_total_ms"))} in all";
     }
 
-    /// <summary>Timer lateness of the sleepers (medians over the warm runs of each run's median, p99 and maximum), with the collector's pauses of the same runs.</summary>
+    /// <summary>Timer lateness of the sleepers (medians over the warm runs of each run's median, p99 and maximum), with the collector's pauses of the same runs; context switches of the echo rows (medians over the warm runs).</summary>
     private static string MetricLines(List<Row> rows)
     {
         var sb = new StringBuilder();
         foreach (Row r in rows.Where(r => r.HasData && r.Runs.Any(run => run.Metrics.ContainsKey("late_p50_ms"))))
         {
             sb.AppendLine($"- {r.Case.ShortLabel} {r.Variant.Id}: timer lateness median {Format.Ms(r.Metric("late_p50_ms"))}, p99 {Format.Ms(r.Metric("late_p99_ms"))}, max {Format.Ms(r.Metric("late_max_ms"))} (earliest {Format.Ms(r.Metric("late_min_ms"))}){GcPauseText(r)}; peak WS per {r.Experiment.Unit} {Format.PerOpBytes(r.PeakWs / r.Case.N)}");
+        }
+
+        foreach (Row r in rows.Where(r => r.HasData && r.Runs.Any(run => run.Metrics.ContainsKey("ctx_switches"))))
+        {
+            double switches = r.Metric("ctx_switches");
+            string voluntary = r.Runs.Any(run => run.Metrics.ContainsKey("ctx_voluntary")) ? $", {Format.Count((long)r.Metric("ctx_voluntary"))} voluntary" : "";
+            sb.AppendLine($"- {r.Case.ShortLabel} {r.Variant.Id}: {Format.Count((long)switches)} context switches{voluntary}, {switches / r.Ops:0.###} per {r.Experiment.Unit}");
         }
 
         return sb.ToString();

@@ -64,14 +64,17 @@ internal sealed class Row
 
     public double ColdCpuMs => Stats.Median(ColdRuns.Select(r => r.CpuMs).ToList());
 
-    public double ColdNsPerOp => ColdWallMs * 1e6 / Case.N;
+    public double ColdNsPerOp => ColdWallMs * 1e6 / Ops;
+
+    /// <summary>How many of the experiment's units the row measures: N, or N x W where a unit is one of the W per N (<see cref="Experiment.UnitIsWork"/>).</summary>
+    public long Ops => Experiment.UnitIsWork && Case.Work > 0 ? Case.N * Case.Work : Case.N;
 
     /// <summary>Median of an experiment-specific value over the warm runs (NaN if no run reported it).</summary>
     public double Metric(string name) => Stats.Median(Runs.Where(r => r.Metrics.ContainsKey(name)).Select(r => r.Metrics[name]).ToList());
 
-    public double NsPerOp => WallMs * 1e6 / Case.N;
+    public double NsPerOp => WallMs * 1e6 / Ops;
 
-    public double BytesPerOp => Allocated / Case.N;
+    public double BytesPerOp => Allocated / Ops;
 
     public bool? ResultOk => Runs.Count == 0 ? null : Runs.All(r => r.ResultOk);
 

@@ -140,8 +140,9 @@ internal static class Catalog
         {
             Id = "echo",
             Title = "TCP echo on loopback",
-            Summary = "An echo server and N clients in one process, each client making W round trips of a 64-byte message (TCP_NODELAY). Context switches of the measured run (voluntary + involuntary, from `getrusage(RUSAGE_SELF)`, which counts threads that exited) are in the JSON metrics `ctx_switches` and `ctx_voluntary`. 9,900 clients rather than 10,000: each needs two descriptors in the process and the limit here is 20,000.",
+            Summary = "An echo server and N clients in one process, each client making W round trips of a 64-byte message (TCP_NODELAY). Context switches of the measured run (voluntary + involuntary, from `getrusage(RUSAGE_SELF)`, which counts threads that exited) are listed under the table per round trip, and in the JSON metrics `ctx_switches` and `ctx_voluntary`. 9,900 clients rather than 10,000: each needs two descriptors in the process and the limit here is 20,000.",
             Unit = "round trip",
+            UnitIsWork = true,
             Variants =
             [
                 new Variant { Id = "tpl", Description = "plain `async Task` server and clients, `Socket.ReceiveAsync`/`SendAsync` on the thread pool", Run = Echo.Tpl },

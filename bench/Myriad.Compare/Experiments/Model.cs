@@ -143,6 +143,9 @@ internal sealed class Experiment
     /// <summary>What one unit of N is, for the per-op column ("level", "link", "call"...).</summary>
     public string Unit { get; init; } = "op";
 
+    /// <summary>The unit is one of the W per N (the echo's round trips: W per client), so per-op columns divide by N x W.</summary>
+    public bool UnitIsWork { get; init; }
+
     /// <summary>Whether the report gives peak memory per <see cref="Unit"/> (experiments whose links all stay live until the end).</summary>
     public bool ReportsPeakPerUnit { get; init; }
 
