@@ -94,6 +94,9 @@ internal sealed class IoRegistration
     /// </summary>
     internal Exception? AbortError() => Volatile.Read(ref _abort)?.Create();
 
+    /// <summary>Whether the socket was aborted (disposed, or its runtime disposed): <see cref="AbortError"/> without building the exception.</summary>
+    internal bool IsAborted => Volatile.Read(ref _abort) is not null;
+
     /// <summary>
     /// What a failed system call on this socket reports: <paramref name="error"/>, unless the socket was
     /// aborted (disposed) meanwhile. Closing a socket while a call is using it makes .NET disconnect it

@@ -24,7 +24,8 @@ namespace Myriad.IO;
 /// replaced by the abort reason, which names the connection (<see cref="WaitFor"/>; the receive and
 /// the send do the same, see <see cref="SocketAttempt"/>). The runtime's disposal aborts the
 /// registration without closing the socket: the blocked thread sees it when its <c>poll</c> slice ends
-/// (<see cref="MyriadDefaults.BlockingIoRecheckMilliseconds"/>) and throws the abort reason.</para>
+/// (<see cref="MyriadDefaults.BlockingIoRecheckMilliseconds"/>), returns, and the loop's abort check throws the
+/// reason.</para>
 /// </remarks>
 public sealed partial class JobTcpConnection
 {
@@ -98,7 +99,8 @@ public sealed partial class JobTcpConnection
 
     /// <summary>
     /// Blocks until the socket is ready for <paramref name="mode"/>, closed, or its registration aborted
-    /// (the runtime's disposal, noticed within <see cref="MyriadDefaults.BlockingIoRecheckMilliseconds"/>).
+    /// (the runtime's disposal, noticed within <see cref="MyriadDefaults.BlockingIoRecheckMilliseconds"/>);
+    /// the caller's loop then throws the abort reason at its next check.
     /// </summary>
     private void WaitFor(IoRegistration registration, SelectMode mode)
     {
@@ -107,9 +109,8 @@ public sealed partial class JobTcpConnection
         {
             // The runtime's disposal aborts the registration but leaves the socket open (its owner
             // closes it), so the poll would not return: look at the abort between slices.
-            while (!Socket.Poll(sliceMicroseconds, mode))
+            while (!Socket.Poll(sliceMicroseconds, mode) && !registration.IsAborted)
             {
-                ThrowIfAborted(registration);
             }
         }
         catch (ObjectDisposedException disposed)
