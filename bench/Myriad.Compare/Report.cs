@@ -291,7 +291,7 @@ internal static class Report
     /// <summary>The collector's pauses beside a row's lateness (medians over the runs), or nothing for a child that did not report them (Go).</summary>
     private static string GcPauseText(Row r)
     {
-        if (!r.Runs.Any(run => run.Metrics.ContainsKey("gc_pauses")))
+        if (!r.HasMetric("gc_pauses"))
         {
             return "";
         }
@@ -302,7 +302,7 @@ internal static class Report
             return "; no GC pauses";
         }
 
-        string longest = r.Runs.Any(run => run.Metrics.ContainsKey("gc_pause_max_ms")) ? $", longest {Format.Ms(r.Metric("gc_pause_max_ms"))}" : "";
+        string longest = r.HasMetric("gc_pause_max_ms") ? $", longest {Format.Ms(r.Metric("gc_pause_max_ms"))}" : "";
         return $"; {pauses:0} GC pauses{longest}, {Format.Ms(r.Metric("gc_pause_total_ms"))} in all";
     }
 
@@ -310,15 +310,15 @@ internal static class Report
     private static string MetricLines(List<Row> rows)
     {
         var sb = new StringBuilder();
-        foreach (Row r in rows.Where(r => r.HasData && r.Runs.Any(run => run.Metrics.ContainsKey("late_p50_ms"))))
+        foreach (Row r in rows.Where(r => r.HasData && r.HasMetric("late_p50_ms")))
         {
             sb.AppendLine($"- {r.Case.ShortLabel} {r.Variant.Id}: timer lateness median {Format.Ms(r.Metric("late_p50_ms"))}, p99 {Format.Ms(r.Metric("late_p99_ms"))}, max {Format.Ms(r.Metric("late_max_ms"))} (earliest {Format.Ms(r.Metric("late_min_ms"))}){GcPauseText(r)}; peak WS per {r.Experiment.Unit} {Format.PerOpBytes(r.PeakWs / r.Case.N)}");
         }
 
-        foreach (Row r in rows.Where(r => r.HasData && r.Runs.Any(run => run.Metrics.ContainsKey("ctx_switches"))))
+        foreach (Row r in rows.Where(r => r.HasData && r.HasMetric("ctx_switches")))
         {
             double switches = r.Metric("ctx_switches");
-            string voluntary = r.Runs.Any(run => run.Metrics.ContainsKey("ctx_voluntary")) ? $", {Format.Count((long)r.Metric("ctx_voluntary"))} voluntary" : "";
+            string voluntary = r.HasMetric("ctx_voluntary") ? $", {Format.Count((long)r.Metric("ctx_voluntary"))} voluntary" : "";
             sb.AppendLine($"- {r.Case.ShortLabel} {r.Variant.Id}: {Format.Count((long)switches)} context switches{voluntary}, {switches / r.Ops:0.###} per {r.Experiment.Unit}");
         }
 

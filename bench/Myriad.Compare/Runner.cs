@@ -69,6 +69,9 @@ internal sealed class Row
     /// <summary>How many of the experiment's units the row measures: N, or N x W where a unit is one of the W per N (<see cref="Experiment.UnitIsWork"/>).</summary>
     public long Ops => Experiment.UnitIsWork && Case.Work > 0 ? Case.N * Case.Work : Case.N;
 
+    /// <summary>Whether any warm run reported the experiment-specific value <paramref name="name"/>.</summary>
+    public bool HasMetric(string name) => Runs.Any(r => r.Metrics.ContainsKey(name));
+
     /// <summary>Median of an experiment-specific value over the warm runs (NaN if no run reported it).</summary>
     public double Metric(string name) => Stats.Median(Runs.Where(r => r.Metrics.ContainsKey(name)).Select(r => r.Metrics[name]).ToList());
 
