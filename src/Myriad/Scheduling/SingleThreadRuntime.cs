@@ -69,6 +69,18 @@ public abstract class SingleThreadRuntime : JobRuntime
     /// </summary>
     internal override SchedulerContext? EnterInlineRun(WorkItem item, PerThread state)
     {
+        TakeBackIfNewest(item);
+        return state.Context;
+    }
+
+    /// <summary>
+    /// Removes <paramref name="item"/>'s queue entry if it is the newest one: for a spawn that a
+    /// waiting thread or an awaiting job (join helping, <c>SpawnBox.TryHelp</c>) claimed and runs
+    /// itself. A job that spawns a child and awaits it at once, in a loop, would otherwise leave one
+    /// stale entry per child, and the queue would grow until the job suspends.
+    /// </summary>
+    internal void TakeBackIfNewest(WorkItem item)
+    {
         lock (_lock)
         {
             if (_queue.Count > 0 && ReferenceEquals(_queue.PeekLast(), item))
@@ -76,8 +88,6 @@ public abstract class SingleThreadRuntime : JobRuntime
                 _queue.RemoveLast();
             }
         }
-
-        return state.Context;
     }
 
     /// <summary>Queues <paramref name="item"/>, counting a wake-up of someone outside (see <see cref="RunWakeUpsOfOthers"/>). Under the queue's lock.</summary>

@@ -286,6 +286,10 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
                 // thread to compete with it for the cores.
                 worker.CountHelpedJob();
             }
+            else if (runtime is SingleThreadRuntime single)
+            {
+                single.TakeBackIfNewest(this); // as above, on the runtime's one queue
+            }
 
             Start(state);
             return true;

@@ -57,4 +57,22 @@ public class JoinHelpingTests
         Assert.True(outcome.Task.Wait(TestHelpers.DefaultTimeout));
         Assert.Equal(50, outcome.Task.Result);
     }
+
+    [Fact]
+    public void Await_SpawnAtOnceInALoopOnCurrentThreadRuntime_LeavesNoQueueEntryBehind()
+    {
+        // Each child is helped (run inside the parent) and its entry taken back: the queue does not
+        // grow by one finished entry per child while the parent runs.
+        using var runtime = new CurrentThreadRuntime();
+        long queued = runtime.Run(runtime, static async rt =>
+        {
+            for (int i = 0; i < 1000; i++)
+            {
+                await rt.Spawn((long)i, static x => Job.FromResult(x * x));
+            }
+
+            return rt.Stats().QueuedItems;
+        });
+        Assert.Equal(0, queued);
+    }
 }
