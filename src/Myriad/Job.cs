@@ -12,7 +12,7 @@ namespace Myriad;
 /// methods. Also hosts the factory methods (<see cref="FromResult{T}(T)"/>, <see cref="WhenAll(Job[])"/>...).
 /// </summary>
 /// <remarks>Single-use, like <see cref="Job{T}"/>: await it exactly once. The stale-handle check is a
-/// 16-bit version that wraps after 65,536 reuses of one pooled cell (see
+/// version that wraps after 32,768 reuses of one pooled cell (see
 /// <see cref="Job{T}"/>).</remarks>
 [AsyncMethodBuilder(typeof(JobMethodBuilder))]
 public readonly partial struct Job

@@ -17,8 +17,8 @@ namespace Myriad;
 /// <para>Like <see cref="ValueTask{TResult}"/>, a job is a single-use handle: await it (or read its
 /// result) exactly once. Awaiting it twice, or reading its result after its pooled state was reused,
 /// throws <see cref="InvalidOperationException"/>. Use <see cref="AsTask"/> to share a result among
-/// several consumers. The check compares a 16-bit version, as <see cref="ValueTask{TResult}"/>'s
-/// does: it wraps after 65,536
+/// several consumers. The check compares a version, much as <see cref="ValueTask{TResult}"/>'s
+/// 16-bit token does: it wraps after 32,768
 /// reuses of one pooled cell, so a stale handle kept that long reads another operation's result
 /// instead of throwing.</para>
 /// <para>A job that completed synchronously carries its result inline and allocates nothing. A job

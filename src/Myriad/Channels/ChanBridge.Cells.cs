@@ -146,7 +146,7 @@ internal sealed partial class ChanBridge<T>
         /// The receive the cell waits for, or waited for last. Written only by the flow that starts the
         /// wait, and kept after the receive completed (step 1 runs on the sender's thread), so that
         /// <see cref="TryWithdrawReceive"/> reads it whole. A stale one (its waiter maybe reused since,
-        /// even with the same version after 65,536 uses) is never withdrawn: under the channel's lock,
+        /// even with the same version after 32,768 uses) is never withdrawn: under the channel's lock,
         /// the withdraw reads the waiter's queue membership, then <see cref="_receiveEnded"/>, which
         /// together tell exactly whether this receive still waits there (see
         /// <c>Chan{T}.TryWithdrawReceiver</c>). Cleared when a pooled cell is reset.

@@ -47,7 +47,7 @@ namespace Myriad.Channels;
 ///    <see cref="OperationCanceledException"/>, and step 2 of the states above fails this cell with it
 ///    (<see cref="Chan{T}.TryWithdrawReceiver"/>). It tells exactly whether the receive still waits
 ///    there: step 2 sets a flag before it consumes the receive (which may send its waiter back to a
-///    pool, to be reused by another receive, even with the same version after 65,536 uses), and the
+///    pool, to be reused by another receive, even with the same version after 32,768 uses), and the
 ///    withdraw reads the waiter's queue membership, then that flag, under the lock. A receive a
 ///    sender or the close already claimed is no longer a member, and a waiter queued again by another
 ///    receive comes with the flag set.
@@ -76,7 +76,7 @@ public sealed class ChanRange<T> : JobBox<bool>, IAsyncEnumerable<T>, IAsyncEnum
     /// The receive the last wait started (step 1). Written only by the enumerating flow, and kept
     /// after it completes (not cleared by step 2, which runs on the sender's thread), so that
     /// <see cref="DisposeAsync"/> reads it whole. A stale one (its waiter maybe reused since, even with
-    /// the same version after 65,536 uses) is never withdrawn: under the channel's lock, the withdraw
+    /// the same version after 32,768 uses) is never withdrawn: under the channel's lock, the withdraw
     /// reads the waiter's queue membership, then <see cref="_receiveEnded"/>, which together tell
     /// exactly whether this receive still waits in that channel (see <c>Chan{T}.TryWithdrawReceiver</c>).
     /// </summary>

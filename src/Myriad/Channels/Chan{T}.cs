@@ -233,8 +233,8 @@ public sealed partial class Chan<T> : JobBox<T>, IWaiter<T>, IWaiterHost<T>
     /// receive completes on another thread: the waiter W it names may then be claimed by a sender or
     /// <see cref="Close"/> (unlinked, or linked in Close's private queue, and about to be completed),
     /// back in its pool, or queued again by another receive of this channel or of another. Neither the
-    /// host nor the version tells these apart: they are written outside this lock, and the 16-bit
-    /// version comes back to the same value after 65,536 uses. So, under this channel's lock:
+    /// host nor the version tells these apart: they are written outside this lock, and the
+    /// version comes back to the same value after 32,768 uses. So, under this channel's lock:
     /// 1. W's membership mark (<see cref="IWaiter{T}.InHostQueue"/>) is read first, with acquire
     ///    semantics. If W is linked in this channel's queue, it was set under this lock and only a
     ///    holder of this lock can clear it: W stays queued here, and cannot be completed or reused,

@@ -20,6 +20,10 @@ namespace Myriad.Jobs;
 /// pending, one awaiter registered. Only one may ever be registered per version.</item>
 /// <item><see cref="s_completed"/>: completed; the outcome is visible. Once set it is never unset
 /// until the box is reset for reuse, which only happens after the outcome was consumed.</item>
+/// <item><see cref="s_spawnMark"/>: pending, nobody waits yet, and the completion also counts the end
+/// of a spawned job (see <see cref="TryMarkAsSpawn"/>). It stands for null in both protocols below;
+/// a registrant that replaces it first sets the count-owed bit of <see cref="_version"/>, which
+/// carries the duty to the completer.</item>
 /// </list>
 /// <para><b>Completion protocol.</b>
 /// 1. The completer writes the result or the error.
@@ -40,7 +44,8 @@ namespace Myriad.Jobs;
 /// <para><b>Versioning.</b> Every entry point checks the caller's token against the version.
 /// Consuming the outcome releases the cell: a pooled box is reset and its version incremented before
 /// it goes back to its pool, so a stale handle fails loudly instead of reading another job's result,
-/// until the 16-bit version wraps: after 65,536 uses of one cell. Code that keeps a handle across
+/// until the version wraps: after 32,768 uses of one cell (15 bits; the lowest bit of the field is
+/// the count-owed flag, see <see cref="CountOwedBit"/>). Code that keeps a handle across
 /// uses of its cell (a withdraw of a waiting receive, say) cannot rely on the version alone (see
 /// <c>Chan{T}.TryWithdrawReceiver</c>). Consuming checks the token, it does not claim the use: a
 /// compare-exchange claim would make two consumers racing on a completed cell (a misuse, in the
@@ -78,6 +83,17 @@ public abstract class JobCell : WorkItem
     private short _version;
 
     /// <summary>
+    /// The lowest bit of <see cref="_version"/>, which is not part of the token (tokens step by 2):
+    /// set by the registrant that replaced <see cref="s_spawnMark"/>, it says that the completer still
+    /// owes the count of a spawned job's end. Written before that registrant's exchange and read by
+    /// the completer after it read the continuation, so the exchange orders the two; cleared by
+    /// whoever counts, before the completion is published, so a reset never races it (except under
+    /// the undefined race of two consumers). Kept in the version's bits because a cell has no byte
+    /// to spare: a bool field would add 8 bytes to every spawn box and to many state-machine boxes.
+    /// </summary>
+    private const short CountOwedBit = 1;
+
+    /// <summary>
     /// For a job (a state-machine box): the id of the runtime it belongs to
     /// (<see cref="Scheduling.RuntimeRegistry"/>), <see cref="Scheduling.RuntimeRegistry.Foreign"/> for
     /// a job that runs outside every runtime, or 0 for a cell that runs no user code of its own. A
@@ -88,13 +104,29 @@ public abstract class JobCell : WorkItem
     /// </summary>
     private protected short _ownerRuntime;
 
+    /// <summary>
+    /// Marks a pending cell with no awaiter as a spawned job whose completion counts on its runtime
+    /// (<see cref="Scheduling.JobRuntime"/>'s completed count), so that a spawn started inline whose body
+    /// suspended can hand out the body's own job instead of a spawn box wrapped around it (one object
+    /// and one hand-off per pending spawn fewer). See <see cref="TryMarkAsSpawn"/>.
+    /// </summary>
+    internal static readonly object s_spawnMark = new();
+
     /// <summary>The token that handles to the current use of this cell carry.</summary>
-    internal short Version => _version;
+    internal short Version => (short)(_version & ~CountOwedBit);
+
+    /// <summary>Whether <paramref name="token"/> names the current use of this cell.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private bool IsCurrent(short token) => ((token ^ _version) & ~CountOwedBit) == 0;
+
+    private bool CountOwed => (_version & CountOwedBit) != 0;
+
+    private void SetCountOwed(bool owed) => _version = (short)(owed ? _version | CountOwedBit : _version & ~CountOwedBit);
 
     internal bool IsCompletedUnchecked => ReferenceEquals(Volatile.Read(ref _continuation), s_completed);
 
     /// <summary>True when the token is current and the cell completed; false for a stale token.</summary>
-    internal bool IsCompletedNoThrow(short token) => token == _version && IsCompletedUnchecked;
+    internal bool IsCompletedNoThrow(short token) => IsCurrent(token) && IsCompletedUnchecked;
 
     internal bool IsCompleted(short token)
     {
@@ -168,11 +200,68 @@ public abstract class JobCell : WorkItem
             }
         }
 
+        if (ReferenceEquals(continuation, s_spawnMark) || CountOwed)
+        {
+            continuation = CompleteSpawn(continuation, state);
+            if (continuation is null)
+            {
+                return;
+            }
+        }
+
         Debug.Assert(!ReferenceEquals(continuation, s_completed), "completed twice");
-        short token = _version; // this use's, read before anybody can consume it
+        short token = Version; // this use's, read before anybody can consume it
         Volatile.Write(ref _continuation, s_completed);
         DispatchContinuation(continuation, token, state);
     }
+
+    /// <summary>
+    /// Completion of a cell marked by <see cref="TryMarkAsSpawn"/>: counts the spawned job's end on
+    /// its runtime, before anyone can see the completion (as a spawn box does), then publishes the
+    /// completion if nobody waits. Returns the continuation to dispatch, or null when nobody waits.
+    /// Only the completer runs this, so the count is taken once:
+    /// 1. the continuation read is the mark: count, then exchange the mark for the completion; if a
+    ///    registrant replaced the mark meanwhile, it set <see cref="CountOwedBit"/> first, which is
+    ///    cleared here (counted already) and its continuation dispatched;
+    /// 2. the continuation read is a registrant's, who replaced the mark and set the flag before
+    ///    its exchange (seen, since the read came after that exchange): clear the flag and count.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private object? CompleteSpawn(object continuation, PerThread? state)
+    {
+        SetCountOwed(false);
+        state ??= PerThread.Current;
+        Scheduling.RuntimeRegistry.FindForCount(_ownerRuntime)?.OnJobCompleted(state);
+        if (!ReferenceEquals(continuation, s_spawnMark))
+        {
+            return continuation; // step 2
+        }
+
+        object? seen = Interlocked.CompareExchange(ref _continuation, s_completed, s_spawnMark);
+        if (ReferenceEquals(seen, s_spawnMark))
+        {
+            return null; // nobody waits
+        }
+
+        SetCountOwed(false); // step 1, replaced meanwhile: the registrant's flag is spent
+        return seen;
+    }
+
+    /// <summary>
+    /// For a spawn started inline whose body returned this pending cell: marks it (see
+    /// <see cref="s_spawnMark"/>) so that its completion counts the spawn's end. False, with
+    /// nothing marked, when the cell cannot carry the count (not a job of
+    /// <paramref name="runtimeId"/>'s runtime), completed meanwhile, or has an awaiter already (the
+    /// body handed its job to somebody else too); the caller then wraps it in a spawn box.
+    /// </summary>
+    internal bool TryMarkAsSpawn(short runtimeId) =>
+        CountsSpawns && _ownerRuntime == runtimeId && Interlocked.CompareExchange(ref _continuation, s_spawnMark, null) is null;
+
+    /// <summary>
+    /// Whether <see cref="TryMarkAsSpawn"/> may mark this cell: only a job's own state machine, whose
+    /// owner id names the runtime it suspended on and whose completion is its own.
+    /// </summary>
+    private protected virtual bool CountsSpawns => false;
 
     /// <summary>
     /// Step 3: an observer is told inline (it runs no nested user code); code that is not a job and
@@ -330,7 +419,7 @@ public abstract class JobCell : WorkItem
     /// </summary>
     internal bool TryOnCompleted(object continuation, short token, PerThread? state)
     {
-        if (token != _version)
+        if (!IsCurrent(token))
         {
             return false;
         }
@@ -348,7 +437,33 @@ public abstract class JobCell : WorkItem
             return true;
         }
 
-        return false;
+        return ReferenceEquals(previous, s_spawnMark) && ReplaceSpawnMark(continuation, token, state);
+    }
+
+    /// <summary>
+    /// Registration on a cell marked by <see cref="TryMarkAsSpawn"/>: the count passes to the
+    /// completer through <see cref="CountOwedBit"/>, set before the exchange that publishes this
+    /// continuation. If the completer took the mark first, it counted; the flag is taken back and
+    /// the continuation dispatched as for a completed cell.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private bool ReplaceSpawnMark(object continuation, short token, PerThread? state)
+    {
+        SetCountOwed(true);
+        object? seen = Interlocked.CompareExchange(ref _continuation, continuation, s_spawnMark);
+        if (ReferenceEquals(seen, s_spawnMark))
+        {
+            return true;
+        }
+
+        SetCountOwed(false);
+        if (ReferenceEquals(seen, s_completed))
+        {
+            DispatchContinuation(continuation, token, state);
+            return true;
+        }
+
+        return false; // another registrant won
     }
 
     /// <summary>The exception for a registration <see cref="TryOnCompleted(object, short)"/> refused.</summary>
@@ -409,7 +524,7 @@ public abstract class JobCell : WorkItem
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private protected void ValidateToken(short token)
     {
-        if (token != _version)
+        if (!IsCurrent(token))
         {
             ThrowHelper.ThrowStaleToken();
         }
@@ -421,7 +536,7 @@ public abstract class JobCell : WorkItem
     /// inline, the job's completion would hand the result to that awaiter and the wait would then
     /// consume it from under it, leaving the first consumer with the misuse exception.
     /// </summary>
-    internal bool HasAwaiter => Volatile.Read(ref _continuation) is { } continuation && !ReferenceEquals(continuation, s_completed);
+    internal bool HasAwaiter => Volatile.Read(ref _continuation) is { } continuation && !ReferenceEquals(continuation, s_completed) && !ReferenceEquals(continuation, s_spawnMark);
 
     /// <summary>The registered continuation, for diagnostics (may be stale by the time it is read).</summary>
     internal object? ContinuationUnchecked => Volatile.Read(ref _continuation);
@@ -456,12 +571,12 @@ public abstract class JobCell : WorkItem
     private protected void ResetCellKeepingAux()
     {
         Debug.Assert(_aux is not JobFailure, "an error must not survive the reset");
-        _version++;
+        _version = (short)((_version | CountOwedBit) + 1); // the next token, and the flag cleared
         Volatile.Write(ref _continuation, null);
     }
 
     /// <summary>Invalidates outstanding handles without clearing the outcome.</summary>
-    private protected void InvalidateTokens() => _version++;
+    private protected void InvalidateTokens() => _version = (short)(_version + 2);
 
     /// <summary>Only boxes that are also queued work override this; a plain cell is never scheduled.</summary>
     internal override void Execute(PerThread state) => Debug.Fail("a completion cell is not runnable");

@@ -42,6 +42,10 @@ internal sealed class StateMachineBox<[DynamicallyAccessedMembers(DynamicallyAcc
 
     internal static StateMachineBox<TStateMachine, T> Rent(PerThread state) => s_pool.Rent(state) ?? new();
 
+    // A job's box completes only in its own MoveNext (or canceled when abandoned), and its owner id
+    // names the runtime it suspended on: it can carry a spawn's count (JobCell.TryMarkAsSpawn).
+    private protected override bool CountsSpawns => true;
+
     /// <summary>Records the flowing ExecutionContext before the state machine suspends.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal void CaptureContext(PerThread state)

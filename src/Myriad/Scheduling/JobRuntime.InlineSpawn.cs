@@ -99,9 +99,12 @@ public abstract partial class JobRuntime
             Job<TResult> inner = SpawnBox<TState, TResult>.InvokeBody(body, kind, state);
             if (!inner.IsCompleted)
             {
-                // A spawn box hands the outcome on and counts the completion, as for a queued spawn
+                // The body's own job is the spawn's when its completion can count the spawn's end
+                // (an async Job method that suspended on this thread): a chain of inline spawns then
+                // holds one object per pending link, as a chain of direct calls does. Otherwise a
+                // spawn box hands the outcome on and counts the completion, as for a queued spawn
                 // whose body suspended.
-                return SpawnBox<TState, TResult>.Adopt(thread, this, inner);
+                return inner._box!.TryMarkAsSpawn(Id) ? inner : SpawnBox<TState, TResult>.Adopt(thread, this, inner);
             }
 
             if (inner._box is not { ConsumingRunsUserCode: true })

@@ -18,7 +18,7 @@ namespace Myriad.Scheduling;
 /// their runtimes were disposed. A job suspended on a runtime that was disposed, and woken after its
 /// id went to a runtime created later, would be scheduled on that later runtime; that takes a job
 /// left pending through the creation of over 32,000 other runtimes. The same kind of limit as the
-/// 16-bit version token of a job handle.</para>
+/// version token of a job handle.</para>
 /// <para><b>Protocol.</b> Registration and release run under a lock; lookups read the slot array
 /// without one. A slot is written (release store) before the id is handed out and cleared only when
 /// the runtime's disposal completes, so a reader that holds an id of a live runtime always finds it.</para>
@@ -47,6 +47,13 @@ internal static class RuntimeRegistry
     /// </summary>
     private static int s_refusingCount;
     private static readonly Queue<short> s_released = new();
+
+    /// <summary>
+    /// Per id: the runtime that held it last, once released, until the id is registered anew (see
+    /// <see cref="FindForCount"/>). Weak: a disposed runtime nobody references any more has nobody
+    /// left to read its counts either.
+    /// </summary>
+    private static readonly WeakReference<JobRuntime>?[] s_retired = new WeakReference<JobRuntime>?[MaxId + 1];
     private static int s_fresh;
 
     internal static short Register(JobRuntime runtime)
@@ -64,6 +71,7 @@ internal static class RuntimeRegistry
             }
 
             SetRefusing(id, false);
+            s_retired[id] = null;
             Volatile.Write(ref s_slots[id], runtime);
             return id;
         }
@@ -77,6 +85,7 @@ internal static class RuntimeRegistry
             if (ReferenceEquals(s_slots[id], runtime))
             {
                 SetRefusing(id, true);
+                Volatile.Write(ref s_retired[id], new WeakReference<JobRuntime>(runtime));
                 Volatile.Write(ref s_slots[id], null);
                 s_released.Enqueue(id);
             }
@@ -129,4 +138,28 @@ internal static class RuntimeRegistry
 
     /// <summary>The live runtime with this id, or null once it was disposed.</summary>
     internal static JobRuntime? Find(short id) => id > 0 ? Volatile.Read(ref s_slots[id]) : null;
+
+    /// <summary>
+    /// The runtime with this id, live or released, for counting a job's completion: a job that was
+    /// suspended when its runtime's disposal completed may still end later (canceled, see
+    /// <c>StateMachineBox.Abandon</c>), and the disposed runtime's counts must still see it end (a
+    /// draining runtime's metrics stay measured until they do). Null once the runtime was collected.
+    /// Subject to the same id reuse as <see cref="Find"/>.
+    /// </summary>
+    internal static JobRuntime? FindForCount(short id)
+    {
+        if (id <= 0)
+        {
+            return null;
+        }
+
+        if (Volatile.Read(ref s_slots[id]) is { } live)
+        {
+            return live;
+        }
+
+        // The slot is cleared after the weak reference is written (Release), so a runtime released
+        // between the two reads is found here.
+        return Volatile.Read(ref s_retired[id]) is { } retired && retired.TryGetTarget(out JobRuntime? runtime) ? runtime : Volatile.Read(ref s_slots[id]);
+    }
 }

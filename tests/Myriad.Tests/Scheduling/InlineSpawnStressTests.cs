@@ -9,8 +9,9 @@ namespace Myriad.Tests.Scheduling;
 
 /// <summary>
 /// Spawns started at once under a tiny backlog, on two workers and from a waiting thread, while the
-/// jobs they start suspend and are resumed on other threads: the adopted spawn box's registration
-/// races the completion of the job it adopted, and queued spawns race thieves. Every result must
+/// jobs they start suspend and are resumed on other threads: the spawner's mark on a suspended body's
+/// job (or the spawn box that adopts it) races that job's completion, the awaiter's registration
+/// races it too, and queued spawns race thieves. Every result must
 /// arrive exactly once and every spawn must count as completed.
 /// </summary>
 [Collection(HeavyCollection.Name)]
@@ -56,6 +57,32 @@ public class InlineSpawnStressTests
             foreach (Job<long> job in jobs)
             {
                 total += await job;
+            }
+
+            return total;
+        }).AsTask().WaitAsync(TestHelpers.DefaultTimeout);
+
+        Assert.Equal((long)Spawns * (Spawns - 1) / 2, sum);
+        Assert.Equal(Spawns + 1, runtime.SpawnedCount);
+        Assert.True(SpinWait.SpinUntil(() => runtime.CompletedCount == runtime.SpawnedCount, TestHelpers.DefaultTimeout));
+    }
+
+    [Fact]
+    public async Task Spawn_PairsAwaitedAtOnce_RegistrationRacesTheCompletionAndEverySpawnCounts()
+    {
+        // The first spawn of each pair queues (and keeps the backlog of one), the second starts at
+        // once and suspends, and the spawner awaits it at once: its registration on the marked job
+        // races the job's resume and completion on the other worker.
+        using MultiThreadRuntime runtime = Runtime(backlog: 1);
+        long sum = await runtime.Spawn(runtime, static async rt =>
+        {
+            long total = 0;
+            for (int i = 0; i < Spawns; i += 2)
+            {
+                Job<long> queued = rt.Spawn((long)i, static v => Child(v));
+                Job<long> started = rt.Spawn((long)i + 1, static v => Child(v));
+                total += await started;
+                total += await queued;
             }
 
             return total;

@@ -145,6 +145,71 @@ public class InlineSpawnTests
         Assert.Equal(runtime.SpawnedCount, runtime.CompletedCount);
     }
 
+    private static async Job<int> AddOne(Job<int> previous) => await previous + 1;
+
+    [Fact]
+    public async Task Spawn_StartedInline_PendingAsyncBody_HandsOutTheBodysOwnJob()
+    {
+        // A pending spawned link costs what a directly called one does: one object, the body's
+        // state machine, and no spawn box around it (a million-link spawned chain holds a million).
+        using var runtime = OneWorker(backlog: 1);
+        var gate = new Promise<int>();
+        (string kind, int result) = await runtime.Spawn((runtime, gate), static async s =>
+        {
+            Job blocker = s.runtime.Spawn(static () => { });
+            Job<int> child = s.runtime.Spawn(s.gate, static g => AddOne(g.Job));
+            string kind = child._box!.GetType().Name;
+            s.gate.SetResult(41);
+            await blocker;
+            return (kind, await child);
+        }).AsTask().WaitAsync(TestHelpers.DefaultTimeout);
+        Assert.StartsWith("StateMachineBox", kind);
+        Assert.Equal(42, result);
+        Assert.Equal(runtime.SpawnedCount, runtime.CompletedCount);
+    }
+
+    [Fact]
+    public async Task Spawn_StartedInline_AwaitedBeforeItsBodyCompletes_CountsItsEndOnce()
+    {
+        using var runtime = OneWorker(backlog: 1);
+        var gate = new Promise<int>();
+        int result = await runtime.Spawn((runtime, gate), static async s =>
+        {
+            Job blocker = s.runtime.Spawn(static () => { });
+            Job<int> child = s.runtime.Spawn(s.gate, static g => AddOne(g.Job));
+            await blocker;
+
+            // Completed from a plain thread after this job registered on the child (or, on a slow
+            // machine, before: both orders must count the child once).
+            ThreadPool.UnsafeQueueUserWorkItem(static g => { Thread.Sleep(20); g.SetResult(41); }, s.gate, preferLocal: false);
+            return await child;
+        }).AsTask().WaitAsync(TestHelpers.DefaultTimeout);
+        Assert.Equal(42, result);
+        Assert.Equal(3, runtime.SpawnedCount);
+        Assert.True(SpinWait.SpinUntil(() => runtime.CompletedCount == runtime.SpawnedCount, TestHelpers.DefaultTimeout));
+    }
+
+    [Fact]
+    public async Task Spawn_StartedInline_PendingWhenTheRuntimeIsDisposed_CountsItsEndWhenAbandoned()
+    {
+        var runtime = OneWorker(backlog: 1);
+        var gate = new Promise<int>();
+        Job<int> child = await runtime.Spawn((runtime, gate), static async s =>
+        {
+            Job blocker = s.runtime.Spawn(static () => { });
+            Job<int> child = s.runtime.Spawn(s.gate, static g => AddOne(g.Job));
+            await blocker;
+            return child;
+        }).AsTask().WaitAsync(TestHelpers.DefaultTimeout);
+        runtime.Dispose();
+        Assert.Equal(runtime.SpawnedCount - 1, runtime.CompletedCount); // the child, still pending
+
+        // Woken after the disposal completed: it ends canceled, and its end is counted.
+        gate.SetResult(41);
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => child.AsTask().WaitAsync(TestHelpers.DefaultTimeout));
+        Assert.Equal(runtime.SpawnedCount, runtime.CompletedCount);
+    }
+
     [Fact]
     public async Task Spawn_StartedInline_BodyThrows_FaultsTheJobNotTheSpawner()
     {
