@@ -77,6 +77,27 @@ public abstract class JobBox<T> : JobCell
         return result;
     }
 
+    /// <summary>
+    /// For a cell that hands this outcome on (a spawn box): takes it and releases the cell, the
+    /// failure as it was captured (null on success) instead of rethrown, so that a faulted or
+    /// canceled spawn does not throw and catch its exception once more on the way. A consumed or
+    /// stale handle (a misuse of the handle the body returned) is that misuse's failure. Releasing
+    /// a select's cell runs its handler, which may still throw.
+    /// </summary>
+    internal T ConsumeOutcome(short token, out JobFailure? failure)
+    {
+        if (!IsCompletedNoThrow(token))
+        {
+            failure = JobFailure.Capture(ThrowHelper.ConsumedTwice());
+            return default!;
+        }
+
+        failure = Error;
+        T result = _result;
+        Release();
+        return result;
+    }
+
     /// <summary>Clears everything for reuse; see <see cref="JobCell.ResetCell"/>.</summary>
     private protected void ResetBox()
     {

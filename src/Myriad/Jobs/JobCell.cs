@@ -148,7 +148,14 @@ public abstract class JobCell : WorkItem
     /// completion (here and in <see cref="SignalCompletion"/>): a few nanoseconds each, on every
     /// completion of the spawn and scheduler paths.
     /// </summary>
-    internal bool TrySetException(Exception exception, PerThread? state)
+    internal bool TrySetException(Exception exception, PerThread? state) => !IsCompletedUnchecked && TrySetFailure(JobFailure.Capture(exception), state);
+
+    /// <summary>
+    /// Completes with a failure captured already: a cell that hands on another cell's outcome (a
+    /// spawn box and the job its body returned) passes it as it is, with no rethrow, no new capture
+    /// and no trace level of its own.
+    /// </summary>
+    internal bool TrySetFailure(JobFailure failure, PerThread? state)
     {
         if (IsCompletedUnchecked)
         {
@@ -164,7 +171,7 @@ public abstract class JobCell : WorkItem
             foreign.Return(state ?? PerThread.Current);
         }
 
-        _aux = JobFailure.Capture(exception);
+        _aux = failure;
         SignalCompletion(state);
         return true;
     }
@@ -175,6 +182,15 @@ public abstract class JobCell : WorkItem
     internal void SetException(Exception exception, PerThread? state)
     {
         if (!TrySetException(exception, state))
+        {
+            ThrowHelper.ThrowAlreadyCompleted();
+        }
+    }
+
+    /// <summary><see cref="TrySetFailure"/> that throws if the cell completed already.</summary>
+    internal void SetFailure(JobFailure failure, PerThread? state)
+    {
+        if (!TrySetFailure(failure, state))
         {
             ThrowHelper.ThrowAlreadyCompleted();
         }

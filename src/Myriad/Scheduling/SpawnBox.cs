@@ -449,18 +449,38 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
 
     private void Complete(Job<TResult> inner, PerThread state)
     {
-        TResult result;
-        try
+        if (inner._box is not { } cell)
         {
-            result = inner.GetAwaiter().GetResult();
-        }
-        catch (Exception exception)
-        {
-            Finish(default!, exception, state);
+            Finish(inner._result, null, state);
             return;
         }
 
-        Finish(result, null, state);
+        // The inner failure is handed on as it was captured: rethrown and caught here, every faulted
+        // or canceled spawn threw its exception once more than its awaiter does (microseconds each:
+        // a scope of 50 children that fails and cancels the rest threw 103 exceptions, not 52).
+        TResult result;
+        JobFailure? failure;
+        try
+        {
+            result = cell.ConsumeOutcome(inner._token, out failure);
+        }
+        catch (Exception exception)
+        {
+            Finish(default!, exception, state); // a select's handler, run by the consumption
+            return;
+        }
+
+        if (failure is null)
+        {
+            Finish(result, null, state);
+        }
+        else
+        {
+            JobRuntime runtime = _runtime!;
+            DropBody();
+            runtime.OnJobCompleted(state);
+            SetFailure(failure, state);
+        }
     }
 
     /// <summary>Completes the spawn; <paramref name="state"/> is the calling thread's (it saves the lookups of the count and the dispatch).</summary>
