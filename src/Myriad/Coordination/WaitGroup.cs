@@ -44,7 +44,9 @@ public sealed class WaitGroup : IWaiterHost<VoidResult>
         if (next < 0)
         {
             _waiters.Lock.Exit();
-            throw new InvalidOperationException($"The WaitGroup counter would become negative ({next}): Done was called more times than jobs were added.");
+            throw new InvalidOperationException(delta == -1
+                ? $"The WaitGroup counter would become negative ({next}): Done was called more times than jobs were added."
+                : $"The WaitGroup counter would become negative ({next}): Add({delta}) takes away more than the {next - delta} jobs counted now; the counter is left unchanged.");
         }
 
         _count = next;

@@ -46,6 +46,20 @@ public sealed class WaitGroupTests
     }
 
     [Fact]
+    public void Add_NegativeBeyondTheCount_MessageNamesTheAddNotDone()
+    {
+        var group = new WaitGroup();
+        group.Add(2);
+        var done = Assert.Throws<InvalidOperationException>(() => group.Add(-5));
+        Assert.Contains("Add(-5)", done.Message);
+        Assert.DoesNotContain("Done was called", done.Message);
+        Assert.Equal(2, group.Count);
+
+        group.Add(-2);
+        Assert.Contains("Done was called", Assert.Throws<InvalidOperationException>(() => group.Done()).Message);
+    }
+
+    [Fact]
     public void WaitAsync_Canceled_OtherWaitersStillReleased()
     {
         var group = new WaitGroup();
