@@ -56,6 +56,12 @@ internal sealed class PerThread
     internal bool RunsNoUserCode;
 
     /// <summary>
+    /// Set while this thread runs a completion posted to <c>ResumeContext</c>: a job resumed by it
+    /// is queued on its runtime, never run inside the post (<c>ForeignAwait.Resume</c>).
+    /// </summary>
+    internal bool QueuesForeignResumes;
+
+    /// <summary>
     /// The failure this thread last threw out of a job's cell to its awaiter, until the thread's next
     /// failed completion takes it; see <see cref="Jobs.JobFailure"/>.
     /// </summary>

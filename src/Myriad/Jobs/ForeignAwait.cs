@@ -111,6 +111,12 @@ internal sealed class ForeignAwait : WorkItem
 
     private void Resume(PerThread state)
     {
+        if (state.QueuesForeignResumes && _resumeOn is not null)
+        {
+            ResumeFromPost(); // a channel operation's completion posted to ResumeContext
+            return;
+        }
+
         WorkItem box = Disarm();
         JobRuntime? runtime = _resumeOn;
         if (runtime is not null && state.Context?.Runtime != runtime)

@@ -42,8 +42,13 @@ namespace Myriad.Jobs;
 /// <c>ConfigureAwait(false)</c> out of habit would take the resume back to the thread pool). The task
 /// is read from the awaiter, a struct whose first field it is (<see cref="TaskAwaiterKind{TAwaiter}"/>
 /// checks that once per awaiter type).</para>
+/// <para><b>Channel operations.</b> The same context is shown to the plain awaiter of a pending
+/// <c>System.Threading.Channels</c> operation (see <see cref="ChannelOperationAwaiter"/>): such an
+/// operation resumes asynchronously through the thread pool unless it captured a context.</para>
 /// <para><b>Post</b> recognizes the TPL's call (its state is the job's continuation delegate) and
-/// resumes the job through <see cref="ForeignAwait.ResumeFromPost"/>. Anything else posted here (an
+/// resumes the job through <see cref="ForeignAwait.ResumeFromPost"/>; a channel operation's
+/// completion runs on the posting thread with the job's resume queued (the operation's own code,
+/// which only calls the continuation the job registered). Anything else posted here (an
 /// awaiter that kept the context for other work) goes to the thread pool, where it would have run
 /// without a context: code that is not a job never runs on a runtime's thread.</para>
 /// </remarks>
@@ -63,9 +68,14 @@ internal sealed class ResumeContext : SynchronizationContext
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal static SynchronizationContext? For<TAwaiter>(ref TAwaiter awaiter, PerThread state)
     {
-        if (!TaskAwaiterKind<TAwaiter>.HoldsTask || state.Context is not { } context)
+        if ((!TaskAwaiterKind<TAwaiter>.HoldsTask && !ValueTaskAwaiterLayout<TAwaiter>.StartsWithSource) || state.Context is not { } context)
         {
             return null;
+        }
+
+        if (!TaskAwaiterKind<TAwaiter>.HoldsTask)
+        {
+            return ChannelOperationAwaiter.OperationOf(ref awaiter) is not null ? Instance : null;
         }
 
         Task? task = Unsafe.As<TAwaiter, Task?>(ref awaiter);
@@ -97,9 +107,42 @@ internal sealed class ResumeContext : SynchronizationContext
         {
             foreign.ResumeFromPost();
         }
+        else if (state is Tuple<Action<object?>, object?> { Item2: Action { Target: ForeignAwait raced } action } call
+            && raced.IsContinuation(action) && ReferenceEquals(call.Item1, ValueTaskInvoker.Delegate))
+        {
+            // A channel operation that completed while the job registered on it posts the awaiter's
+            // own call: the invoker and the job's continuation.
+            raced.ResumeFromPost();
+        }
+        else if (state is not null && ChannelOperationAwaiter.IsOperation(state))
+        {
+            // A channel operation's completion (only a job's registration showed it this context):
+            // BCL code that calls the job's continuation, which queues the job rather than running it.
+            RunQueueingResumes(d, state);
+        }
         else
         {
             ThreadPool.UnsafeQueueUserWorkItem(static s => s.d(s.state), (d, state), preferLocal: false);
+        }
+    }
+
+    /// <summary>
+    /// Runs <paramref name="d"/> on this thread with every job resume it makes queued on the job's
+    /// runtime (<see cref="PerThread.QueuesForeignResumes"/>), never run inside the post: the poster
+    /// asked for an asynchronous continuation, and may be a thread of another runtime or of none.
+    /// </summary>
+    private static void RunQueueingResumes(SendOrPostCallback d, object state)
+    {
+        PerThread thread = PerThread.Current;
+        bool previous = thread.QueuesForeignResumes;
+        thread.QueuesForeignResumes = true;
+        try
+        {
+            d(state);
+        }
+        finally
+        {
+            thread.QueuesForeignResumes = previous;
         }
     }
 
@@ -136,27 +179,31 @@ internal static class TaskAwaiterKind<TAwaiter>
         if (type == typeof(ConfiguredTaskAwaitable.ConfiguredTaskAwaiter))
         {
             Task task = Task.CompletedTask;
-            return StartsWith(task.ConfigureAwait(true).GetAwaiter(), task);
+            return AwaiterLayout.StartsWith<ConfiguredTaskAwaitable.ConfiguredTaskAwaiter, TAwaiter>(task.ConfigureAwait(true).GetAwaiter(), task);
         }
 
         if (type.IsGenericType && type.GetGenericTypeDefinition() == typeof(ConfiguredTaskAwaitable<>.ConfiguredTaskAwaiter))
         {
             // The generic struct's layout does not depend on its argument (a task and the options).
             Task<object?> task = Task.FromResult<object?>(null);
-            return StartsWith(task.ConfigureAwait(true).GetAwaiter(), task);
+            return AwaiterLayout.StartsWith<ConfiguredTaskAwaitable<object?>.ConfiguredTaskAwaiter, TAwaiter>(task.ConfigureAwait(true).GetAwaiter(), task);
         }
 
         return false;
     }
+}
 
+/// <summary>Layout checks of BCL awaiter structs, read through a reference to the awaiter.</summary>
+internal static class AwaiterLayout
+{
     /// <summary>
-    /// Whether <paramref name="sample"/> starts with a reference to <paramref name="task"/>: the first
-    /// word is compared as a number with the task's address, never read as a reference (were the
-    /// options first, that word would be no object). A collection moving the task between the two
-    /// reads can only make the answer false, so a false one is checked again: the answer is kept
-    /// for the process.
+    /// Whether <paramref name="sample"/> (an awaiter of the same layout as <typeparamref name="TAwaiter"/>)
+    /// starts with a reference to <paramref name="target"/>: the first word is compared as a number
+    /// with the target's address, never read as a reference (were another field first, that word
+    /// would be no object). A collection moving the target between the two reads can only make the
+    /// answer false, so a false one is checked again: the answer is kept for the process.
     /// </summary>
-    private static bool StartsWith<TSample>(TSample sample, Task task)
+    internal static bool StartsWith<TSample, TAwaiter>(TSample sample, object target)
         where TSample : struct
     {
         if (Unsafe.SizeOf<TSample>() != Unsafe.SizeOf<TAwaiter>() || !RuntimeHelpers.IsReferenceOrContainsReferences<TSample>())
@@ -167,7 +214,7 @@ internal static class TaskAwaiterKind<TAwaiter>
         for (int attempt = 0; attempt < 3; attempt++)
         {
             nint first = Unsafe.As<TSample, nint>(ref sample);
-            nint address = Unsafe.As<Task, nint>(ref task);
+            nint address = Unsafe.As<object, nint>(ref target);
             if (first == address)
             {
                 return true;

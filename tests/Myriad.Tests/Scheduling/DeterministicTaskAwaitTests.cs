@@ -12,7 +12,8 @@ namespace Myriad.Tests.Scheduling;
 /// Jobs of a <see cref="DeterministicRuntime"/> that await BCL tasks the run itself completes resume
 /// in an order the seed picks, at the virtual time the task completed. The TPL sends all but the
 /// first continuation of a task to the thread pool (and a <c>Task.Delay</c> ended by its token
-/// continues there too), so these resumes once came back in real-time order.
+/// continues there too), so these resumes once came back in real-time order; so did the resumes of a
+/// BCL channel's operations.
 /// </summary>
 public sealed class DeterministicTaskAwaitTests
 {
@@ -26,6 +27,7 @@ public sealed class DeterministicTaskAwaitTests
         ["timeouts"],
         ["configure-await-false"],
         ["configure-await-true"],
+        ["bcl-channel"],
     ];
 
     [Theory]
@@ -165,6 +167,40 @@ public sealed class DeterministicTaskAwaitTests
                         promise.SetResult(2);
                         log.Add("set");
                     });
+                    break;
+                }
+
+                case "bcl-channel":
+                {
+                    // A BCL channel resumes its waiting readers asynchronously: through the thread
+                    // pool unless they captured a context (the job's registration shows Myriad's).
+                    var channel = System.Threading.Channels.Channel.CreateBounded<int>(2);
+                    for (int i = 0; i < 3; i++)
+                    {
+                        int id = i;
+                        waiters.Add(runtime.Spawn(async () =>
+                        {
+                            while (await channel.Reader.WaitToReadAsync())
+                            {
+                                while (channel.Reader.TryRead(out int item))
+                                {
+                                    log.Add($"r{id}:{item}");
+                                    await Job.Yield();
+                                }
+                            }
+                        }));
+                    }
+
+                    waiters.Add(runtime.Spawn(async () =>
+                    {
+                        for (int item = 0; item < 12; item++)
+                        {
+                            await channel.Writer.WriteAsync(item);
+                            log.Add($"w{item}");
+                        }
+
+                        channel.Writer.Complete();
+                    }));
                     break;
                 }
 
