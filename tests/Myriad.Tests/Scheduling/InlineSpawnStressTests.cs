@@ -39,6 +39,14 @@ public class InlineSpawnStressTests
         return value;
     }
 
+    /// <summary>The children's values 0..Spawns-1 summed once each; the children and the parent counted as spawned and, eventually, completed.</summary>
+    private static void AssertEveryResultOnceAndEverySpawnCounted(MultiThreadRuntime runtime, long sum)
+    {
+        Assert.Equal((long)Spawns * (Spawns - 1) / 2, sum);
+        Assert.Equal(Spawns + 1, runtime.SpawnedCount);
+        Assert.True(SpinWait.SpinUntil(() => runtime.CompletedCount == runtime.SpawnedCount, TestHelpers.DefaultTimeout));
+    }
+
     [Theory]
     [InlineData(1)]
     [InlineData(3)]
@@ -62,9 +70,7 @@ public class InlineSpawnStressTests
             return total;
         }).AsTask().WaitAsync(TestHelpers.DefaultTimeout);
 
-        Assert.Equal((long)Spawns * (Spawns - 1) / 2, sum);
-        Assert.Equal(Spawns + 1, runtime.SpawnedCount);
-        Assert.True(SpinWait.SpinUntil(() => runtime.CompletedCount == runtime.SpawnedCount, TestHelpers.DefaultTimeout));
+        AssertEveryResultOnceAndEverySpawnCounted(runtime, sum);
     }
 
     [Fact]
@@ -88,9 +94,7 @@ public class InlineSpawnStressTests
             return total;
         }).AsTask().WaitAsync(TestHelpers.DefaultTimeout);
 
-        Assert.Equal((long)Spawns * (Spawns - 1) / 2, sum);
-        Assert.Equal(Spawns + 1, runtime.SpawnedCount);
-        Assert.True(SpinWait.SpinUntil(() => runtime.CompletedCount == runtime.SpawnedCount, TestHelpers.DefaultTimeout));
+        AssertEveryResultOnceAndEverySpawnCounted(runtime, sum);
     }
 
     [Fact]

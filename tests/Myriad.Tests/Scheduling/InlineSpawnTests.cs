@@ -122,11 +122,11 @@ public class InlineSpawnTests
     }
 
     [Fact]
-    public async Task Spawn_StartedInline_PendingBody_HandsItsResultOnWhenItCompletes()
+    public async Task Spawn_StartedInline_PendingBody_HandsOutTheBodysOwnJobAndItsResult()
     {
         using var runtime = OneWorker(backlog: 1);
         var gate = new Promise<int>();
-        int result = await runtime.Spawn((runtime, gate), static async s =>
+        (string kind, int result) = await runtime.Spawn((runtime, gate), static async s =>
         {
             Job blocker = s.runtime.Spawn(static () => { }); // fills the backlog of one
             var started = new StrongBox<bool>();
@@ -137,36 +137,20 @@ public class InlineSpawnTests
             });
             Assert.True(started.Value); // ran inline, up to its await
             Assert.False(child.IsCompleted);
-            s.gate.SetResult(41);
-            await blocker;
-            return await child;
-        }).AsTask().WaitAsync(TestHelpers.DefaultTimeout);
-        Assert.Equal(42, result);
-        Assert.Equal(runtime.SpawnedCount, runtime.CompletedCount);
-    }
-
-    private static async Job<int> AddOne(Job<int> previous) => await previous + 1;
-
-    [Fact]
-    public async Task Spawn_StartedInline_PendingAsyncBody_HandsOutTheBodysOwnJob()
-    {
-        // A pending spawned link costs what a directly called one does: one object, the body's
-        // state machine, and no spawn box around it (a million-link spawned chain holds a million).
-        using var runtime = OneWorker(backlog: 1);
-        var gate = new Promise<int>();
-        (string kind, int result) = await runtime.Spawn((runtime, gate), static async s =>
-        {
-            Job blocker = s.runtime.Spawn(static () => { });
-            Job<int> child = s.runtime.Spawn(s.gate, static g => AddOne(g.Job));
             string kind = child._box!.GetType().Name;
             s.gate.SetResult(41);
             await blocker;
             return (kind, await child);
         }).AsTask().WaitAsync(TestHelpers.DefaultTimeout);
+
+        // A pending spawned link costs what a directly called one does: one object, the body's
+        // state machine, and no spawn box around it (a million-link spawned chain holds a million).
         Assert.StartsWith("StateMachineBox", kind);
         Assert.Equal(42, result);
         Assert.Equal(runtime.SpawnedCount, runtime.CompletedCount);
     }
+
+    private static async Job<int> AddOne(Job<int> previous) => await previous + 1;
 
     [Fact]
     public async Task Spawn_StartedInline_AwaitedBeforeItsBodyCompletes_CountsItsEndOnce()
