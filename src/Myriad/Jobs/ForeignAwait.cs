@@ -172,6 +172,16 @@ internal sealed class ForeignAwait : WorkItem
     {
         JobRuntime runtime = _resumeOn ?? throw CalledAfterMovingOn();
         WorkItem box = Disarm();
+        if (runtime.IsDisposed)
+        {
+            // The runtime may abandon the job on the spot, which completes whatever awaits it:
+            // plain code, observers. The poster (a TaskCompletionSource's SetResult, a channel's
+            // TryWrite, maybe under the caller's lock) asked for an asynchronous continuation, so
+            // that happens on the thread pool, where the box finds its runtime and is abandoned.
+            Trampoline.RunOnThreadPool(box);
+            return;
+        }
+
         PerThread state = PerThread.Current;
         if (state.Context?.Runtime == runtime)
         {

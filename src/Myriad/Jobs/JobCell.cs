@@ -460,7 +460,8 @@ public abstract class JobCell : WorkItem
     /// Registration on a cell marked by <see cref="TryMarkAsSpawn"/>: the count passes to the
     /// completer through <see cref="CountOwedBit"/>, set before the exchange that publishes this
     /// continuation. If the completer took the mark first, it counted; the flag is taken back and
-    /// the continuation dispatched as for a completed cell.
+    /// the continuation dispatched as for a completed cell. If another registrant took it (a job
+    /// awaited twice), the flag is that registrant's as well and stays: clearing it lost the count.
     /// </summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
     private bool ReplaceSpawnMark(object continuation, short token, PerThread? state)
@@ -472,14 +473,16 @@ public abstract class JobCell : WorkItem
             return true;
         }
 
-        SetCountOwed(false);
         if (ReferenceEquals(seen, s_completed))
         {
+            SetCountOwed(false); // the completer took the mark, and counted
             DispatchContinuation(continuation, token, state);
             return true;
         }
 
-        return false; // another registrant won
+        // Another registrant won (the job is awaited twice): the bit it set is its, and the
+        // completer still owes the count, so it stays.
+        return false;
     }
 
     /// <summary>The exception for a registration <see cref="TryOnCompleted(object, short)"/> refused.</summary>
@@ -592,7 +595,7 @@ public abstract class JobCell : WorkItem
     }
 
     /// <summary>Invalidates outstanding handles without clearing the outcome.</summary>
-    private protected void InvalidateTokens() => _version = (short)(_version + 2);
+    private protected void InvalidateTokens() => _version = (short)((_version | CountOwedBit) + 1);
 
     /// <summary>Only boxes that are also queued work override this; a plain cell is never scheduled.</summary>
     internal override void Execute(PerThread state) => Debug.Fail("a completion cell is not runnable");

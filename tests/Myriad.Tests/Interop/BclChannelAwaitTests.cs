@@ -84,6 +84,49 @@ public sealed class BclChannelAwaitTests
         Assert.Equal(1, Volatile.Read(ref ran.Value));
     }
 
+    [ThreadStatic]
+    private static bool t_insideTheWrite;
+
+    [Fact]
+    public void TryWrite_AfterTheReadersRuntimeWasDisposed_TheReadersEndRunsOutsideTheWrite()
+    {
+        // The disposed runtime abandons the reader (it ends canceled), which runs whatever awaits
+        // it: not inside the writer's call, which asked for an asynchronous continuation.
+        var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1 });
+        var channel = Channel.CreateUnbounded<int>();
+        var started = new ManualResetEventSlim();
+        Job reader = runtime.Spawn((channel, started), static async s =>
+        {
+            s.started.Set();
+            await s.channel.Reader.ReadAsync();
+        });
+        Assert.True(started.Wait(TestHelpers.DefaultTimeout));
+        Thread.Sleep(50); // the reader registers on the read
+        runtime.Dispose();
+
+        var ended = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        // Plain code on a thread with no SynchronizationContext (a test runner's thread may have
+        // one, which the registration would capture and post the continuation to).
+        TestHelpers.OnThread(() =>
+        {
+            reader.GetAwaiter().UnsafeOnCompleted(() => ended.TrySetResult(t_insideTheWrite));
+            t_insideTheWrite = true;
+            try
+            {
+                Assert.True(channel.Writer.TryWrite(1));
+            }
+            finally
+            {
+                t_insideTheWrite = false;
+            }
+        });
+
+        Assert.True(ended.Task.Wait(TestHelpers.DefaultTimeout));
+        Assert.False(ended.Task.Result, "the reader's end ran inside TryWrite");
+        Assert.ThrowsAny<OperationCanceledException>(() => reader.GetAwaiter().GetResult());
+    }
+
     private sealed class StrongBoxInt
     {
         public int Value;

@@ -98,6 +98,52 @@ public class InlineSpawnStressTests
     }
 
     [Fact]
+    public void Await_MarkedJobAwaitedTwiceAtOnce_OneRegistrationRefusedAndTheEndStillCounted()
+    {
+        // Two plain threads register on the same inline-started, pending job at once (a misuse):
+        // one is refused, and the loser must not take back the count the winner passed on.
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1, SpawnInlineBacklog = 1 });
+        const int Rounds = 3000;
+        int refused = 0;
+        for (int round = 0; round < Rounds; round++)
+        {
+            var gate = new TaskCompletionSource<int>();
+            Job<int> child = runtime.Spawn((runtime, gate), static async s =>
+            {
+                s.runtime.SpawnDetached(static () => { }); // the backlog of one
+                return s.runtime.Spawn(s.gate, static async g => await g.Task);
+            }).AsTask().GetAwaiter().GetResult();
+
+            int start = 0;
+            void Register()
+            {
+                while (Volatile.Read(ref start) == 0)
+                {
+                }
+
+                try
+                {
+                    child.GetAwaiter().UnsafeOnCompleted(static () => { });
+                }
+                catch (InvalidOperationException)
+                {
+                    Interlocked.Increment(ref refused);
+                }
+            }
+
+            var other = new Thread(Register);
+            other.Start();
+            Volatile.Write(ref start, 1);
+            Register();
+            other.Join();
+            gate.SetResult(round);
+        }
+
+        Assert.Equal(Rounds, refused);
+        Assert.True(SpinWait.SpinUntil(() => runtime.CompletedCount == runtime.SpawnedCount, TestHelpers.DefaultTimeout), $"spawned {runtime.SpawnedCount}, completed {runtime.CompletedCount}");
+    }
+
+    [Fact]
     public void SpawnDetached_ManyFromTwoWorkersAndAWaitingThread_EveryBodyRunsOnce()
     {
         using MultiThreadRuntime runtime = Runtime(backlog: 2);
