@@ -25,7 +25,7 @@ public sealed class DoubleConsumptionAnalyzer : MyriadAnalyzer
     // ConfigureAwait and GetAwaiter do not consume by themselves, but what they return is only
     // ever there to be awaited, which consumes the job they wrap.
     private static readonly ImmutableHashSet<string> s_consumingMethods =
-        ImmutableHashSet.Create("AsTask", "AsValueTask", "Wait", "AsJob", "GetAwaiter", "ConfigureAwait");
+        ImmutableHashSet.Create("AsTask", "AsValueTask", "Wait", "WaitAsync", "AsJob", "GetAwaiter", "ConfigureAwait");
 
     private static readonly ImmutableHashSet<string> s_consumingJobStatics = ImmutableHashSet.Create("WhenAll", "WhenAny");
 

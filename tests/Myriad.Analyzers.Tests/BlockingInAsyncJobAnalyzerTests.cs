@@ -25,6 +25,50 @@ public class BlockingInAsyncJobAnalyzerTests
         """);
 
     [Fact]
+    public Task AsyncJobMethod_SleepAndWaitAll_Report() => Verify.Analyzer<BlockingInAsyncJobAnalyzer>("""
+        class C
+        {
+            static async Job M(Task a, Task b)
+            {
+                {|MYR0003:System.Threading.Thread.Sleep(10)|};
+                {|MYR0003:Task.WaitAll(a, b)|};
+                int first = {|MYR0003:Task.WaitAny(a, b)|};
+                await Job.Delay(first);
+            }
+        }
+        """);
+
+    [Fact]
+    public Task AsyncJobMethod_ResultOfACompletedTaskOrAPoll_NoDiagnostic() => Verify.Analyzer<BlockingInAsyncJobAnalyzer>("""
+        class C
+        {
+            static async Job<int> AfterWhenAll(Task<int> a, Task<int> b)
+            {
+                await Task.WhenAll(a, b);
+                return a.Result + b.Result;
+            }
+
+            static async Job<int> AfterAwait(Task<int> a)
+            {
+                int first = await a.ConfigureAwait(false);
+                return first + a.Result;
+            }
+
+            static async Job<int> Guarded(ValueTask<int> value, Task<int> task)
+            {
+                if (value.IsCompletedSuccessfully)
+                {
+                    return value.Result;
+                }
+
+                int polled = task.Wait(0) ? 1 : 0;
+                await Job.Delay(1);
+                return task.IsCompleted ? task.Result + polled : polled;
+            }
+        }
+        """);
+
+    [Fact]
     public Task AsyncJobLambdaAndLocalFunction_Wait_Reports() => Verify.Analyzer<BlockingInAsyncJobAnalyzer>("""
         class C
         {

@@ -233,7 +233,7 @@ public class CodeFixTests
         """
         class C
         {
-            static async Job<int> M(Job<int> j, Task<int> t, object gate)
+            static async Job<int> M(Job<int> j, Task<int> t, Task<int> u, object gate)
             {
                 int b;
                 lock (gate)
@@ -243,7 +243,7 @@ public class CodeFixTests
 
                 try
                 {
-                    b += await t;
+                    b += await u;
                 }
                 catch (InvalidOperationException) when ({|MYR0003:t.Result|} > 0)
                 {

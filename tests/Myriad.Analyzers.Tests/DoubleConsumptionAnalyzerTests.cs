@@ -22,6 +22,21 @@ public class DoubleConsumptionAnalyzerTests
         """);
 
     [Fact]
+    public Task Await_AfterWaitAsync_Reports() => Verify.Analyzer<DoubleConsumptionAnalyzer>("""
+        class C
+        {
+            static Job<int> Foo() => Job.FromResult(1);
+
+            static async Job<int> M()
+            {
+                Job<int> j = Foo();
+                int a = await j.WaitAsync(System.TimeSpan.FromSeconds(1)); // consumes j
+                return a + await {|MYR0002:j|};
+            }
+        }
+        """);
+
+    [Fact]
     public Task AsTask_AfterAwaitOrTwice_Reports() => Verify.Analyzer<DoubleConsumptionAnalyzer>("""
         class C
         {
