@@ -1,3 +1,4 @@
+using System.Threading;
 using Microsoft.CodeAnalysis;
 using Microsoft.CodeAnalysis.CSharp.Syntax;
 
@@ -26,6 +27,48 @@ internal static class AwaitPlacement
             }
 
             child = ancestor;
+        }
+
+        return false;
+    }
+
+    /// <summary>
+    /// Whether a local of a ref struct type (a <c>Span&lt;T&gt;</c>, say) is declared in a block
+    /// around <paramref name="node"/>, before it, in the same function: an <c>await</c> there leaves it
+    /// live across the await if it is used afterwards (CS4007), so a fix that adds one is not offered.
+    /// </summary>
+    public static bool HasRefStructLocalInScope(SemanticModel model, SyntaxNode node, CancellationToken cancellationToken)
+    {
+        foreach (SyntaxNode ancestor in node.Ancestors())
+        {
+            if (ancestor is AnonymousFunctionExpressionSyntax or LocalFunctionStatementSyntax or MemberDeclarationSyntax)
+            {
+                return false;
+            }
+
+            if (ancestor is not BlockSyntax block)
+            {
+                continue;
+            }
+
+            foreach (StatementSyntax statement in block.Statements)
+            {
+                if (statement.SpanStart >= node.SpanStart)
+                {
+                    break;
+                }
+
+                if (statement is LocalDeclarationStatementSyntax declaration)
+                {
+                    foreach (VariableDeclaratorSyntax variable in declaration.Declaration.Variables)
+                    {
+                        if (model.GetDeclaredSymbol(variable, cancellationToken) is ILocalSymbol { Type.IsRefLikeType: true })
+                        {
+                            return true;
+                        }
+                    }
+                }
+            }
         }
 
         return false;

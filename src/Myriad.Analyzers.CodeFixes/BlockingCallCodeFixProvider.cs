@@ -35,6 +35,12 @@ public sealed class BlockingCallCodeFixProvider : CodeFixProvider
             return;
         }
 
+        SemanticModel? model = await context.Document.GetSemanticModelAsync(context.CancellationToken).ConfigureAwait(false);
+        if (model is null || AwaitPlacement.HasRefStructLocalInScope(model, blocking, context.CancellationToken))
+        {
+            return;
+        }
+
         context.RegisterCodeFix(
             CodeAction.Create("Await instead of blocking", ct => Replace(context.Document, blocking, awaited, ct), AwaitKey),
             diagnostic);

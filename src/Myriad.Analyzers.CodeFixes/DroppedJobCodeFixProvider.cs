@@ -46,14 +46,15 @@ public sealed class DroppedJobCodeFixProvider : CodeFixProvider
             return;
         }
 
-        if (IsInAsyncFunction(statement) && !AwaitPlacement.IsForbidden(statement))
+        SemanticModel? model = await context.Document.GetSemanticModelAsync(context.CancellationToken).ConfigureAwait(false);
+        if (IsInAsyncFunction(statement) && !AwaitPlacement.IsForbidden(statement)
+            && (model is null || !AwaitPlacement.HasRefStructLocalInScope(model, statement, context.CancellationToken)))
         {
             context.RegisterCodeFix(
                 CodeAction.Create("Await the job", ct => Replace(context.Document, statement, SyntaxFactory.AwaitExpression(job.WithoutTrivia()), ct), AwaitKey),
                 diagnostic);
         }
 
-        SemanticModel? model = await context.Document.GetSemanticModelAsync(context.CancellationToken).ConfigureAwait(false);
         if (model is not null && FindRuntime(model, statement, context.CancellationToken) is { } runtime)
         {
             InvocationExpressionSyntax detach = SyntaxFactory.InvocationExpression(
@@ -159,6 +160,12 @@ public sealed class DroppedJobCodeFixProvider : CodeFixProvider
             if (symbol is ILocalSymbol && declared.SourceSpan.Start > node.SpanStart)
             {
                 continue; // declared later in the block
+            }
+
+            if (symbol is ILocalSymbol && declared.IsInSource
+                && declared.SourceTree?.GetRoot(cancellationToken).FindNode(declared.SourceSpan) is VariableDeclaratorSyntax { Initializer: null })
+            {
+                continue; // declared without a value: it may be unassigned here (CS0165)
             }
 
             // A runtime declared nullable (MultiThreadRuntime? maybe) may be null here, and its

@@ -229,6 +229,40 @@ public class CodeFixTests
         DroppedJobCodeFixProvider.DetachKey);
 
     [Fact]
+    public Task BlockingCall_SpanLocalInScope_NoFix() => Verify.NoCodeFix<BlockingInAsyncJobAnalyzer, BlockingCallCodeFixProvider>(
+        """
+        class C
+        {
+            static async Job<int> M(Task<int> t)
+            {
+                await Job.Delay(1);
+                System.Span<int> s = stackalloc int[2];
+                s[0] = {|MYR0003:t.Result|}; // an await here would keep the span across it (CS4007)
+                return s[0];
+            }
+        }
+        """,
+        BlockingCallCodeFixProvider.AwaitKey);
+
+    [Fact]
+    public Task DroppedJob_RuntimeDeclaredWithoutValue_NoDetachFix() => Verify.NoCodeFix<DroppedJobAnalyzer, DroppedJobCodeFixProvider>(
+        """
+        class C
+        {
+            static Job Foo() => Job.CompletedJob;
+
+            static void M()
+            {
+                JobRuntime rt;
+                {|MYR0001:Foo()|}; // rt.Detach here would read an unassigned local (CS0165)
+                rt = new CurrentThreadRuntime();
+                rt.Dispose();
+            }
+        }
+        """,
+        DroppedJobCodeFixProvider.DetachKey);
+
+    [Fact]
     public Task BlockingCall_InLockOrExceptionFilter_NoFix() => Verify.NoCodeFix<BlockingInAsyncJobAnalyzer, BlockingCallCodeFixProvider>(
         """
         class C
