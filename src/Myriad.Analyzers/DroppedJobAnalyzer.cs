@@ -52,7 +52,7 @@ public sealed class DroppedJobAnalyzer : MyriadAnalyzer
             dropped = conversion.Operand;
         }
 
-        if (!types.IsJobOrNullableJob(dropped.Type))
+        if (!types.IsJobOrNullableJob(dropped.Type) || (dropped == expression && IsSynchronousSpawnBodyStatement(context.Operation, types)))
         {
             return;
         }
@@ -63,6 +63,17 @@ public sealed class DroppedJobAnalyzer : MyriadAnalyzer
         ImmutableDictionary<string, string?> properties = ImmutableDictionary<string, string?>.Empty.Add(KindProperty, DiscardedKind);
         context.ReportDiagnostic(Diagnostic.Create(Descriptors.DroppedJob, dropped.Syntax.GetLocation(), properties, what));
     }
+
+    /// <summary>
+    /// A statement of a non-async lambda passed as the synchronous body of a runtime's <c>Spawn</c>,
+    /// <c>SpawnDetached</c> or <c>Run</c>: MYR0005 reports a job dropped there, with the advice that
+    /// fits (make the body async), and one report per mistake is enough.
+    /// </summary>
+    private static bool IsSynchronousSpawnBodyStatement(IOperation statement, MyriadTypes types) =>
+        statement.Parent is IBlockOperation { Parent: IAnonymousFunctionOperation { Symbol.IsAsync: false } lambda }
+        && lambda.Parent is IDelegateCreationOperation { Parent: IArgumentOperation { Parameter.Type: INamedTypeSymbol { DelegateInvokeMethod.ReturnsVoid: true } } argument }
+        && argument.Parent is IInvocationOperation { TargetMethod.Name: "Spawn" or "SpawnDetached" or "Run" } call
+        && types.IsRuntime(call.TargetMethod.ContainingType);
 
     /// <summary>A job local that is assigned but never read.</summary>
     private static void AnalyzeLocals(OperationBlockAnalysisContext context, MyriadTypes types)

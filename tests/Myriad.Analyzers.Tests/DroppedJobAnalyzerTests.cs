@@ -6,6 +6,25 @@ namespace Myriad.Analyzers.Tests;
 public class DroppedJobAnalyzerTests
 {
     [Fact]
+    public Task SynchronousSpawnBody_DroppedJob_LeftToMyr0005() => Verify.Analyzer<DroppedJobAnalyzer>("""
+        class C
+        {
+            static Job Work() => Job.CompletedJob;
+
+            static void M(JobRuntime rt, C? service)
+            {
+                rt.SpawnDetached(() => Work());                  // MYR0005's, not reported twice
+                rt.Detach(rt.Spawn(service, static s => s?.RunAsync())); // the same, through a null check
+                rt.SpawnDetached(() => { _ = {|MYR0001:Work()|}; }); // an explicit discard is MYR0001's
+                System.Action a = () => {|MYR0001:Work()|};      // not a spawn body
+                a();
+            }
+
+            Job RunAsync() => Job.CompletedJob;
+        }
+        """);
+
+    [Fact]
     public Task Call_ResultDropped_Reports() => Verify.Analyzer<DroppedJobAnalyzer>("""
         class C
         {
