@@ -52,7 +52,7 @@ internal static class Descriptors
     public static readonly DiagnosticDescriptor DiscardedAwaitable = new(
         id: "MYR0005",
         title: "A synchronous job body drops a task",
-        messageFormat: "This lambda is a synchronous body ({0}), so the job does not wait for the {1} that '{2}' returns and its failure is lost; make the lambda async and await it (async () => await ...)",
+        messageFormat: "This lambda is a synchronous body ({0}), so the job does not wait for the {1} that '{2}' returns and its failure is lost; make the lambda async and await the call (async () => await Call(), or async s => await Call(s) with typed state)",
         category: Usage,
         defaultSeverity: DiagnosticSeverity.Warning,
         isEnabledByDefault: true,
