@@ -38,6 +38,13 @@ public sealed class DoubleConsumptionAnalyzer : MyriadAnalyzer
         start.RegisterOperationAction(
             c =>
             {
+                // Most methods of a project hold no job variable at all: a walk of the body is much
+                // cheaper than the control-flow graph built for the ones that do.
+                if (!ReferencesJobVariable(c.Operation, types))
+                {
+                    return;
+                }
+
                 ControlFlowGraph graph = c.Operation is IMethodBodyOperation body
                     ? ControlFlowGraph.Create(body, c.CancellationToken)
                     : ControlFlowGraph.Create((IConstructorBodyOperation)c.Operation, c.CancellationToken);
@@ -45,6 +52,21 @@ public sealed class DoubleConsumptionAnalyzer : MyriadAnalyzer
             },
             OperationKind.MethodBody,
             OperationKind.ConstructorBody);
+    }
+
+    /// <summary>Whether <paramref name="body"/> (nested functions included) reads or writes a local or parameter of a job type.</summary>
+    private static bool ReferencesJobVariable(IOperation body, MyriadTypes types)
+    {
+        foreach (IOperation operation in body.Descendants())
+        {
+            if ((operation is ILocalReferenceOperation local && types.IsJob(local.Local.Type))
+                || (operation is IParameterReferenceOperation parameter && types.IsJob(parameter.Parameter.Type)))
+            {
+                return true;
+            }
+        }
+
+        return false;
     }
 
     private enum EventKind
