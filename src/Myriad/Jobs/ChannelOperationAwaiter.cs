@@ -32,20 +32,12 @@ internal static class ChannelOperationAwaiter
     private static readonly ConcurrentDictionary<Type, bool> s_known = new();
 
     /// <summary>
-    /// The channel operation <paramref name="awaiter"/> waits for, or null when it is not such an
-    /// await. The JIT folds the type test away for every other awaiter.
+    /// Whether <paramref name="awaiter"/> waits for a channel operation. The JIT folds the type test
+    /// away for every other awaiter.
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal static object? OperationOf<TAwaiter>(ref TAwaiter awaiter)
-    {
-        if (!ValueTaskAwaiterLayout<TAwaiter>.StartsWithSource)
-        {
-            return null;
-        }
-
-        object? source = Unsafe.As<TAwaiter, object?>(ref awaiter);
-        return source is not null && IsOperation(source) ? source : null;
-    }
+    internal static bool WaitsForOperation<TAwaiter>(ref TAwaiter awaiter) =>
+        ValueTaskAwaiterLayout<TAwaiter>.StartsWithSource && Unsafe.As<TAwaiter, object?>(ref awaiter) is { } source && IsOperation(source);
 
     /// <summary>Whether <paramref name="state"/> is a channel operation object (a completion posted to <see cref="ResumeContext"/>).</summary>
     internal static bool IsOperation(object state) => s_known.GetOrAdd(state.GetType(), static type => Classify(type));
@@ -83,24 +75,15 @@ internal static class ValueTaskAwaiterLayout<TAwaiter>
             return AwaiterLayout.StartsWith<ValueTaskAwaiter, TAwaiter>(new ValueTask(task).GetAwaiter(), task);
         }
 
-        if (type == typeof(ValueTaskAwaiter<bool>))
-        {
-            Task<bool> task = Task.FromResult(true);
-            return AwaiterLayout.StartsWith<ValueTaskAwaiter<bool>, TAwaiter>(new ValueTask<bool>(task).GetAwaiter(), task);
-        }
+        return type == typeof(ValueTaskAwaiter<bool>) ? StartsWithTask(true)
+            : type == typeof(ValueTaskAwaiter<int>) ? StartsWithTask(1)
+            : type == typeof(ValueTaskAwaiter<long>) && StartsWithTask(1L);
+    }
 
-        if (type == typeof(ValueTaskAwaiter<int>))
-        {
-            Task<int> task = Task.FromResult(1);
-            return AwaiterLayout.StartsWith<ValueTaskAwaiter<int>, TAwaiter>(new ValueTask<int>(task).GetAwaiter(), task);
-        }
-
-        if (type == typeof(ValueTaskAwaiter<long>))
-        {
-            Task<long> task = Task.FromResult(1L);
-            return AwaiterLayout.StartsWith<ValueTaskAwaiter<long>, TAwaiter>(new ValueTask<long>(task).GetAwaiter(), task);
-        }
-
-        return false;
+    /// <summary>Checks the layout on a <c>ValueTaskAwaiter&lt;T&gt;</c> over a completed task (whose first word is that task, as it is the source otherwise).</summary>
+    private static bool StartsWithTask<T>(T value)
+    {
+        Task<T> task = Task.FromResult(value);
+        return AwaiterLayout.StartsWith<ValueTaskAwaiter<T>, TAwaiter>(new ValueTask<T>(task).GetAwaiter(), task);
     }
 }

@@ -590,11 +590,11 @@ public abstract class JobCell : WorkItem
     private protected void ResetCellKeepingAux()
     {
         Debug.Assert(_aux is not JobFailure, "an error must not survive the reset");
-        _version = (short)((_version | CountOwedBit) + 1); // the next token, and the flag cleared
+        InvalidateTokens();
         Volatile.Write(ref _continuation, null);
     }
 
-    /// <summary>Invalidates outstanding handles without clearing the outcome.</summary>
+    /// <summary>Invalidates outstanding handles without clearing the outcome: the next token, and the count-owed flag cleared.</summary>
     private protected void InvalidateTokens() => _version = (short)((_version | CountOwedBit) + 1);
 
     /// <summary>Only boxes that are also queued work override this; a plain cell is never scheduled.</summary>

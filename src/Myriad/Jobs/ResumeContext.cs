@@ -75,7 +75,7 @@ internal sealed class ResumeContext : SynchronizationContext
 
         if (!TaskAwaiterKind<TAwaiter>.HoldsTask)
         {
-            return ChannelOperationAwaiter.OperationOf(ref awaiter) is not null ? Instance : null;
+            return ChannelOperationAwaiter.WaitsForOperation(ref awaiter) ? Instance : null;
         }
 
         Task? task = Unsafe.As<TAwaiter, Task?>(ref awaiter);
@@ -107,8 +107,7 @@ internal sealed class ResumeContext : SynchronizationContext
         {
             foreign.ResumeFromPost();
         }
-        else if (state is Tuple<Action<object?>, object?> { Item2: Action { Target: ForeignAwait raced } action } call
-            && raced.IsContinuation(action) && ReferenceEquals(call.Item1, ValueTaskInvoker.Delegate))
+        else if (state is Tuple<Action<object?>, object?> call && ForeignAwait.OfValueTaskContinuation(call.Item1, call.Item2) is { } raced)
         {
             // A channel operation that completed while the job registered on it posts the awaiter's
             // own call: the invoker and the job's continuation.

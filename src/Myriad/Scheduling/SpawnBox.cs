@@ -476,20 +476,14 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
         }
         else
         {
-            JobRuntime runtime = _runtime!;
-            DropBody();
-            runtime.OnJobCompleted(state);
-            SetFailure(failure, state);
+            Finish(failure, state);
         }
     }
 
     /// <summary>Completes the spawn; <paramref name="state"/> is the calling thread's (it saves the lookups of the count and the dispatch).</summary>
     private void Finish(TResult result, Exception? error, PerThread state)
     {
-        JobRuntime runtime = _runtime!;
-        DropBody(); // before anyone can observe completion
-        runtime.OnJobCompleted(state);
-
+        Retire(state);
         if (error is null)
         {
             SetResult(result, state);
@@ -498,6 +492,21 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
         {
             SetException(error, state);
         }
+    }
+
+    /// <summary>Completes the spawn with a failure captured already (the inner job's, handed on as it is).</summary>
+    private void Finish(JobFailure failure, PerThread state)
+    {
+        Retire(state);
+        SetFailure(failure, state);
+    }
+
+    /// <summary>The spawn ends: drops what the body held and counts the end, before anyone can observe the completion.</summary>
+    private void Retire(PerThread state)
+    {
+        JobRuntime runtime = _runtime!;
+        DropBody();
+        runtime.OnJobCompleted(state);
     }
 
     /// <summary>Drops the references the body held (its state, delegate or inner job, context and token).</summary>
