@@ -39,7 +39,10 @@ public sealed class BlockingInAsyncJobAnalyzer : MyriadAnalyzer
             "Sleep" when call.Instance is null && container.Name == "Thread" && container.ContainingNamespace?.ToDisplayString() == "System.Threading" => "Thread.Sleep()",
             _ => null,
         };
-        Report(context, types, what);
+        if (what is not null && IsInAsyncJob(context, types))
+        {
+            Report(context, what);
+        }
     }
 
     /// <summary><c>t.Wait(0)</c>: asks whether the task completed, never blocks.</summary>
@@ -54,11 +57,13 @@ public sealed class BlockingInAsyncJobAnalyzer : MyriadAnalyzer
             return;
         }
 
+        // The walks of IsKnownCompleted only inside an async Job, where the read would be reported.
         INamedTypeSymbol container = property.Property.ContainingType.OriginalDefinition;
         if ((SymbolEqualityComparer.Default.Equals(container, types.TaskOfT) || SymbolEqualityComparer.Default.Equals(container, types.ValueTaskOfT))
+            && IsInAsyncJob(context, types)
             && !IsKnownCompleted(property.Instance))
         {
-            Report(context, types, ".Result");
+            Report(context, ".Result");
         }
     }
 
@@ -75,15 +80,12 @@ public sealed class BlockingInAsyncJobAnalyzer : MyriadAnalyzer
             return false;
         }
 
-        // An enclosing branch guarded by t.IsCompleted / t.IsCompletedSuccessfully.
-        for (IOperation? node = instance.Parent; node is not null; node = node.Parent)
+        // An enclosing branch guarded by t.IsCompleted / t.IsCompletedSuccessfully (not the condition
+        // itself: the path up from the read does not come through it).
+        IOperation child = instance;
+        for (IOperation? node = instance.Parent; node is not null; child = node, node = node.Parent)
         {
-            IOperation? condition = node switch
-            {
-                IConditionalOperation conditional when !IsWithin(instance, conditional.Condition) => conditional.Condition,
-                _ => null,
-            };
-            if (condition is not null && ChecksCompletion(condition, task))
+            if (node is IConditionalOperation conditional && conditional.Condition != child && ChecksCompletion(conditional.Condition, task))
             {
                 return true;
             }
@@ -153,19 +155,6 @@ public sealed class BlockingInAsyncJobAnalyzer : MyriadAnalyzer
         return false;
     }
 
-    private static bool IsWithin(IOperation node, IOperation container)
-    {
-        for (IOperation? current = node; current is not null; current = current.Parent)
-        {
-            if (current == container)
-            {
-                return true;
-            }
-        }
-
-        return false;
-    }
-
     private static IOperation Unwrap(IOperation operation)
     {
         while (operation is IConversionOperation { Operand: { } operand })
@@ -184,15 +173,9 @@ public sealed class BlockingInAsyncJobAnalyzer : MyriadAnalyzer
         _ => null,
     };
 
-    private static void Report(OperationAnalysisContext context, MyriadTypes types, string? what)
-    {
-        if (what is null
-            || MyriadTypes.ContainingFunction(context.Operation, context.ContainingSymbol) is not { IsAsync: true } function
-            || !types.IsJob(function.ReturnType))
-        {
-            return;
-        }
+    private static bool IsInAsyncJob(OperationAnalysisContext context, MyriadTypes types) =>
+        MyriadTypes.ContainingFunction(context.Operation, context.ContainingSymbol) is { IsAsync: true } function && types.IsJob(function.ReturnType);
 
+    private static void Report(OperationAnalysisContext context, string what) =>
         context.ReportDiagnostic(Diagnostic.Create(Descriptors.BlockingInAsyncJob, context.Operation.Syntax.GetLocation(), what));
-    }
 }

@@ -29,7 +29,7 @@ public sealed class DiscardedAwaitableAnalyzer : MyriadAnalyzer
     private static void AnalyzeInvocation(OperationAnalysisContext context, MyriadTypes types)
     {
         var call = (IInvocationOperation)context.Operation;
-        if (call.TargetMethod.Name is not ("Spawn" or "SpawnDetached" or "Run") || !types.IsRuntime(call.TargetMethod.ContainingType))
+        if (!types.IsSpawnOrRun(call))
         {
             return;
         }

@@ -52,7 +52,9 @@ public sealed class DroppedJobAnalyzer : MyriadAnalyzer
             dropped = conversion.Operand;
         }
 
-        if (!types.IsJobOrNullableJob(dropped.Type) || (dropped == expression && IsSynchronousSpawnBodyStatement(context.Operation, types)))
+        // A call dropped by a synchronous spawn body is MYR0005's (the forms it reports).
+        if (!types.IsJobOrNullableJob(dropped.Type)
+            || (expression is IInvocationOperation or IConditionalAccessOperation && dropped == expression && IsSynchronousSpawnBodyStatement(context.Operation, types)))
         {
             return;
         }
@@ -72,8 +74,8 @@ public sealed class DroppedJobAnalyzer : MyriadAnalyzer
     private static bool IsSynchronousSpawnBodyStatement(IOperation statement, MyriadTypes types) =>
         statement.Parent is IBlockOperation { Parent: IAnonymousFunctionOperation { Symbol.IsAsync: false } lambda }
         && lambda.Parent is IDelegateCreationOperation { Parent: IArgumentOperation { Parameter.Type: INamedTypeSymbol { DelegateInvokeMethod.ReturnsVoid: true } } argument }
-        && argument.Parent is IInvocationOperation { TargetMethod.Name: "Spawn" or "SpawnDetached" or "Run" } call
-        && types.IsRuntime(call.TargetMethod.ContainingType);
+        && argument.Parent is IInvocationOperation call
+        && types.IsSpawnOrRun(call);
 
     /// <summary>A job local that is assigned but never read.</summary>
     private static void AnalyzeLocals(OperationBlockAnalysisContext context, MyriadTypes types)

@@ -65,6 +65,10 @@ internal sealed class MyriadTypes
         return false;
     }
 
+    /// <summary>Whether <paramref name="call"/> is a runtime's <c>Spawn</c>, <c>SpawnDetached</c> or <c>Run</c>, whose <c>Action</c> overloads take a synchronous body.</summary>
+    public bool IsSpawnOrRun(IInvocationOperation call) =>
+        call.TargetMethod.Name is "Spawn" or "SpawnDetached" or "Run" && IsRuntime(call.TargetMethod.ContainingType);
+
     public bool IsTaskLike(ITypeSymbol? type) =>
         type is INamedTypeSymbol named
         && (SymbolEqualityComparer.Default.Equals(named, Task)
