@@ -30,7 +30,8 @@ public readonly partial struct Job
     /// canceled wait acquires nothing. Racing it here is safe too (see <see cref="WhenAny{T}(Job{T}[])"/>).</para>
     /// </remarks>
     /// <exception cref="ArgumentNullException"><paramref name="jobs"/> is null.</exception>
-    /// <exception cref="ArgumentException"><paramref name="jobs"/> is empty.</exception>
+    /// <exception cref="ArgumentException"><paramref name="jobs"/> is empty, or holds the same job twice
+    /// (nothing is consumed then).</exception>
     public static Job<(int Index, Job Winner)> WhenAny(params Job[] jobs)
     {
         ArgumentNullException.ThrowIfNull(jobs);
@@ -40,7 +41,7 @@ public readonly partial struct Job
         }
 
         var race = new Promise<(int, Job)>("Job.WhenAny");
-        race.Races(RacedCellsOf(jobs, static j => j._inner._box));
+        race.Races(RacedCellsOf(jobs, static j => (j._inner._box, j._inner._token)));
         for (int i = 0; i < jobs.Length; i++)
         {
             Watch(jobs[i]._inner, i, new UntypedRace(race));
@@ -67,7 +68,8 @@ public readonly partial struct Job
     /// loses. An exception from that disposal has no awaiter: it is rethrown on the thread pool, as an
     /// <c>async void</c> method's would be.</remarks>
     /// <exception cref="ArgumentNullException"><paramref name="jobs"/> is null.</exception>
-    /// <exception cref="ArgumentException"><paramref name="jobs"/> is empty.</exception>
+    /// <exception cref="ArgumentException"><paramref name="jobs"/> is empty, or holds the same job twice
+    /// (nothing is consumed then).</exception>
     public static Job<(int Index, Job<T> Winner)> WhenAny<T>(params Job<T>[] jobs)
     {
         ArgumentNullException.ThrowIfNull(jobs);
@@ -77,7 +79,7 @@ public readonly partial struct Job
         }
 
         var race = new Promise<(int, Job<T>)>("Job.WhenAny");
-        race.Races(RacedCellsOf(jobs, static j => j._box));
+        race.Races(RacedCellsOf(jobs, static j => (j._box, j._token)));
         for (int i = 0; i < jobs.Length; i++)
         {
             Watch(jobs[i], i, new TypedRace<T>(race));
@@ -94,16 +96,59 @@ public readonly partial struct Job
         return WhenAny(jobs.ToArray());
     }
 
-    /// <summary>The contestants' cells, for the diagnostics that follow a race (see <see cref="Promise{T}.Races"/>); read before any is watched.</summary>
-    private static JobCell?[] RacedCellsOf<TJob>(TJob[] jobs, Func<TJob, JobCell?> cellOf)
+    /// <summary>
+    /// The contestants' cells, for the diagnostics that follow a race (see <see cref="Promise{T}.Races"/>);
+    /// read before any is watched. A job given twice is refused here, before any is consumed: watched
+    /// twice, its second registration would fail as a second await does, and that misuse would
+    /// decide the race as if the job had completed with it.
+    /// </summary>
+    /// <exception cref="ArgumentException">The same pending or cell-backed job appears twice.</exception>
+    private static JobCell?[] RacedCellsOf<TJob>(TJob[] jobs, Func<TJob, (JobCell? Cell, short Token)> handleOf)
     {
         var cells = new JobCell?[jobs.Length];
+        var tokens = new short[jobs.Length];
         for (int i = 0; i < jobs.Length; i++)
         {
-            cells[i] = cellOf(jobs[i]);
+            (cells[i], tokens[i]) = handleOf(jobs[i]);
         }
 
+        ThrowIfRepeated(cells, tokens);
         return cells;
+    }
+
+    /// <summary>Above this many contestants, repeats are found with a set instead of comparing every pair.</summary>
+    private const int PairwiseRepeatCheckLimit = 16;
+
+    private static void ThrowIfRepeated(JobCell?[] cells, short[] tokens)
+    {
+        if (cells.Length <= PairwiseRepeatCheckLimit)
+        {
+            for (int i = 1; i < cells.Length; i++)
+            {
+                for (int k = 0; cells[i] is not null && k < i; k++)
+                {
+                    if (ReferenceEquals(cells[i], cells[k]) && tokens[i] == tokens[k])
+                    {
+                        ThrowRepeated(k, i);
+                    }
+                }
+            }
+
+            return;
+        }
+
+        var seen = new Dictionary<(JobCell, short), int>(cells.Length);
+        for (int i = 0; i < cells.Length; i++)
+        {
+            if (cells[i] is { } cell && !seen.TryAdd((cell, tokens[i]), i))
+            {
+                ThrowRepeated(seen[(cell, tokens[i])], i);
+            }
+        }
+
+        static void ThrowRepeated(int first, int second) => throw new ArgumentException(
+            $"The job at index {second} is the job at index {first}: a job is awaited once, so WhenAny cannot watch it twice. Pass each job once.",
+            "jobs");
     }
 
     /// <summary>

@@ -108,6 +108,55 @@ public sealed class CombinatorTests
         }
     }
 
+    [Theory]
+    [InlineData(3, 0, 2)]
+    [InlineData(40, 3, 31)] // past the pairwise check's limit
+    public void WhenAnyT_SameJobTwice_ThrowsNamingBothIndexesAndConsumesNone(int count, int first, int second)
+    {
+        var promises = new Promise<int>[count];
+        var jobs = new Job<int>[count];
+        for (int i = 0; i < count; i++)
+        {
+            promises[i] = new Promise<int>();
+            jobs[i] = promises[i].Job;
+        }
+
+        jobs[second] = jobs[first];
+        var error = Assert.Throws<ArgumentException>(() => Job.WhenAny(jobs));
+        Assert.Equal("jobs", error.ParamName);
+        Assert.Contains($"index {second} is the job at index {first}", error.Message);
+
+        // Nothing was consumed: every job can still be awaited once.
+        for (int i = 0; i < count; i++)
+        {
+            promises[i].SetResult(i);
+            if (i != second)
+            {
+                Assert.Equal(i, Sync.Result(jobs[i]));
+            }
+        }
+    }
+
+    [Fact]
+    public void WhenAny_SameJobTwiceUntyped_Throws()
+    {
+        var promise = new Promise<int>();
+        Job job = Untyped(promise.Job);
+        Assert.Throws<ArgumentException>(() => Job.WhenAny(job, Job.CompletedJob, job));
+        promise.SetResult(1);
+        Sync.Result(job);
+    }
+
+    [Fact]
+    public void WhenAnyT_SameCompletedValueTwice_FirstWins()
+    {
+        // Jobs completed without a cell are values, not handles: the same one twice is no misuse.
+        Job<int> done = Job.FromResult(7);
+        var (index, winner) = Sync.Result(Job.WhenAny(done, done));
+        Assert.Equal(0, index);
+        Assert.Equal(7, Sync.Result(winner));
+    }
+
     [Fact]
     public void WhenAny_LosersCompleteAfterTheWinner_EveryContestantConsumed()
     {
