@@ -576,6 +576,13 @@ public abstract class JobCell : WorkItem
     /// <summary>For diagnostics: what this job awaits when that is not another tracked cell.</summary>
     internal virtual string? DescribeAwaiting() => null;
 
+    /// <summary>
+    /// For diagnostics: whether the job runs now, between two awaits, instead of being suspended.
+    /// A job that suspended once stays listed while it runs again; blocked in a <c>Wait()</c>, it
+    /// awaits nothing, and must not read as a job waiting on something outside the runtime.
+    /// </summary>
+    internal virtual bool IsRunningBetweenAwaits() => false;
+
     /// <summary>Releases the cell once its outcome was consumed (pool return, or token invalidation).</summary>
     private protected abstract void Release();
 

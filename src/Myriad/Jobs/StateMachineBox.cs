@@ -211,6 +211,11 @@ internal sealed class StateMachineBox<[DynamicallyAccessedMembers(DynamicallyAcc
 
     internal override string? DescribeAwaiting()
     {
+        if (IsRunningBetweenAwaits())
+        {
+            return "nothing: it is running (between two awaits; blocked in a wait, say)";
+        }
+
         if (AwaitsForeign())
         {
             return "a Task, ValueTask or other non-Myriad awaitable";
@@ -261,9 +266,18 @@ internal sealed class StateMachineBox<[DynamicallyAccessedMembers(DynamicallyAcc
             return false; // a class state machine (Debug build) of a box already released
         }
 
-        System.Reflection.FieldInfo? stateField = typeof(TStateMachine).GetField("<>1__state", System.Reflection.BindingFlags.Instance | System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Public);
-        return stateField?.GetValue(machine) is int state && state >= 0 && AwaitedCell() is null;
+        return StateOf(machine) is >= 0 && AwaitedCell() is null;
     }
+
+    /// <summary>
+    /// Diagnostics only (reflection): the compiler's state is -1 while the method runs, and the
+    /// await's number (0 or more) while it is suspended there. Only a job tracked since an earlier
+    /// suspension asks, so -1 is a resumed job, never one that has not started.
+    /// </summary>
+    internal override bool IsRunningBetweenAwaits() => StateOf(StateMachine) == -1;
+
+    private static int? StateOf(object? machine) =>
+        machine is null ? null : typeof(TStateMachine).GetField("<>1__state", System.Reflection.BindingFlags.Instance | System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Public)?.GetValue(machine) as int?;
 
     /// <summary>Turns a compiler-generated state machine name ("&lt;Link&gt;d__3") into "Declaring.Link" (local functions and lambdas included).</summary>
     internal static string DescribeStateMachine(Type type) => Diagnostics.CompilerNames.DescribeStateMachine(type);

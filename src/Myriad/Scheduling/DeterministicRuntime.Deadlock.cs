@@ -23,7 +23,8 @@ namespace Myriad.Scheduling;
 ///    job of another runtime, a delay on another clock), stop: another thread may wake it. A wait is
 ///    followed through the cells that are no tracked job (a spawn waiting for the job its body
 ///    returned; every contestant of a <c>Job.WhenAny</c> or <c>WaitAsync</c> race), and the blocking
-///    wait's own cell is checked the same way.
+///    wait's own cell is checked the same way. A listed job that runs again (blocked in a wait inside
+///    it, after an earlier suspension) awaits nothing: it is skipped, its wait being the blocking one.
 /// 3. Give other threads <see cref="DeadlockGracePeriod"/> to queue work or complete the awaited
 ///    job; if they do, stop.
 /// 4. Throw, with the list.</para>
@@ -198,6 +199,15 @@ public sealed partial class DeterministicRuntime
             if (!awaitedBy.TryGetValue(cell, out JobCell? awaited))
             {
                 awaited = cell.AwaitedCell();
+            }
+
+            if (awaited is null && cell.IsRunningBetweenAwaits())
+            {
+                // A job that suspended before and now runs again: only this thread runs the
+                // runtime's jobs, so it is one of the jobs blocked in this wait (or in a wait this
+                // one runs inside). What it waits for is checked below (waitedOn), or by the outer
+                // wait once this one returns; it is no wait on something outside.
+                continue;
             }
 
             if (awaited is null || LeadsOutside(awaited, liveCells, awaitedBy))

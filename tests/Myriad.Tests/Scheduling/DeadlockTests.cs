@@ -257,6 +257,51 @@ public sealed class DeadlockTests
         Assert.Contains("ReceiverJob", error.Message);
     }
 
+    [Theory]
+    [InlineData("delay")]
+    [InlineData("yield")]
+    public void WaitInsideAJob_AfterTheJobSuspendedOnce_ThrowsDeadlockExceptionNotAHang(string earlierAwait)
+    {
+        // The job is listed since its first suspension and runs again when it blocks: it awaits
+        // nothing then, which must not read as a wait on something outside the runtime.
+        using var runtime = new DeterministicRuntime(7);
+        DeadlockException error = Assert.Throws<DeadlockException>(() => Bounded.Run(runtime, async () =>
+        {
+            var nobodySets = new Promise<int>();
+            if (earlierAwait == "delay")
+            {
+                await Job.Delay(1);
+            }
+            else
+            {
+                await Job.Yield();
+            }
+
+            BlockOn(nobodySets);
+        }));
+        Assert.Contains("running", error.Message);
+
+        static void BlockOn(Promise<int> promise) => promise.Job.Wait(); // in a helper, as MYR0003 would flag it inline
+    }
+
+    [Fact]
+    public void WaitInsideAJob_AfterTheJobSuspendedOnce_OnAJobThatCompletes_Returns()
+    {
+        using var runtime = new DeterministicRuntime(8);
+        int value = Bounded.Run(runtime, async () =>
+        {
+            await Job.Delay(1);
+            return Get(runtime);
+        });
+        Assert.Equal(5, value);
+
+        static int Get(DeterministicRuntime runtime) => runtime.Spawn(static async () =>
+        {
+            await Job.Delay(TimeSpan.FromMinutes(1));
+            return 5;
+        }).Wait();
+    }
+
     [Fact]
     public void Run_JobAwaitingATaskOfAnotherThread_IsNotADeadlock()
     {
