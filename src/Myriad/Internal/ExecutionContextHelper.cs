@@ -111,6 +111,25 @@ internal static class ExecutionContextHelper
     }
 
     /// <summary>
+    /// <see cref="Jobs.JobCell.TryRunInline"/> of the job a blocking wait is for, on a thread that runs
+    /// a task of a non-default scheduler: inside a task of the default one, as
+    /// <see cref="TryRunOneOutsideTaskScheduler"/> runs a queued item, with the same two hazards. Run
+    /// inline here as on any other thread, a waited-for spawn does not depend on the waiting
+    /// thread's scheduler, and a seeded runtime draws the same schedule wherever it is driven from.
+    /// </summary>
+    internal static void TryRunInlineOutsideTaskScheduler(Jobs.JobCell cell)
+    {
+        if (!RuntimeHelpers.TryEnsureSufficientExecutionStack())
+        {
+            return; // it stays queued, as before: run inline here, it would see the caller's scheduler
+        }
+
+        var task = new System.Threading.Tasks.Task(static c => ((Jobs.JobCell)c!).TryRunInline(PerThread.Current), cell, System.Threading.Tasks.TaskCreationOptions.DenyChildAttach);
+        task.RunSynchronously(System.Threading.Tasks.TaskScheduler.Default);
+        task.GetAwaiter().GetResult();
+    }
+
+    /// <summary>
     /// <see cref="HideSynchronizationContext()"/> for a caller that holds the thread's state: the
     /// thread's field is read directly, so a thread without a context (every worker) pays one load.
     /// </summary>

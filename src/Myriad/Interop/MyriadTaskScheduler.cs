@@ -19,7 +19,9 @@ namespace Myriad.Interop;
 /// The TPL asks a scheduler whether a continuation may run inline on the completing thread. This one
 /// says yes only on its own runtime's threads and only while the trampoline's depth allows, so a
 /// chain of a million <c>Task</c>s each awaiting the previous one, completed at once, unwinds through
-/// the queue instead of a million nested frames.
+/// the queue instead of a million nested frames. A single-threaded runtime also says no to a
+/// continuation offered only because its driving thread is a thread-pool thread (see
+/// <see cref="TryExecuteTaskInline"/>), so that its order of work is the same on every thread.
 /// </remarks>
 internal sealed class MyriadTaskScheduler(JobRuntime runtime) : TaskScheduler
 {
@@ -52,6 +54,15 @@ internal sealed class MyriadTaskScheduler(JobRuntime runtime) : TaskScheduler
 
             single.DriveUntilCompleted(task);
             return true;
+        }
+
+        if (!taskWasPreviouslyQueued && runtime is SingleThreadRuntime && TaskScheduler.Current != this)
+        {
+            // The TPL offers an await's continuation inline inside a task of this scheduler, and
+            // also on any thread-pool thread. Taken there, the order of a single-threaded runtime's
+            // work (a seed's schedule) would depend on whether a pool thread drives it; queued, the
+            // runtime orders it as it orders everything else.
+            return false;
         }
 
         if (!Trampoline.TryEnter(out PerThread state, out int previous))

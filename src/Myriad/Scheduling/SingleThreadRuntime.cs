@@ -206,8 +206,9 @@ public abstract class SingleThreadRuntime : JobRuntime
         try
         {
             // A drive inside a task of a non-default TaskScheduler (a task of this runtime's scheduler
-            // that waits for one of its jobs) runs the jobs inside a task of the default one, and
-            // never the waited-for job inline.
+            // that waits for one of its jobs) runs the jobs inside a task of the default one, the
+            // waited-for job's inline start included: the order of jobs, a seed's schedule, is the
+            // same as on any other thread.
             bool hideScheduler = ExecutionContextHelper.InNonDefaultTaskScheduler;
             if (cell is not null)
             {
@@ -220,6 +221,10 @@ public abstract class SingleThreadRuntime : JobRuntime
                 if (!hideScheduler)
                 {
                     cell.TryRunInline(PerThread.Current);
+                }
+                else
+                {
+                    ExecutionContextHelper.TryRunInlineOutsideTaskScheduler(cell);
                 }
 
                 cell.OnCompleted(waiter!, token);
