@@ -147,6 +147,58 @@ public class MultiThreadRuntimeTests
     }
 
     [Theory]
+    [InlineData("delay-canceled")]
+    [InlineData("one-task-many-awaiters")]
+    public void Dispose_RightAfterTheTasksJobsAwaitCompleted_EveryJobRunsItsFinally(string kind)
+    {
+        // The TPL sends these resumes to the .NET thread pool when no context is captured (a
+        // Task.Delay ended by its token; every awaiter of one task but the first): a disposal
+        // that began before the pool delivered them abandoned the jobs, finally blocks not run.
+        const int Jobs = 50;
+        for (int round = 0; round < 40; round++)
+        {
+            var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+            using var cts = new CancellationTokenSource();
+            var shared = new TaskCompletionSource();
+            var suspended = new CountdownEvent(Jobs);
+            var ended = new StrongBox<int>();
+            for (int i = 0; i < Jobs; i++)
+            {
+                runtime.SpawnDetached((kind, cts.Token, shared.Task, suspended, ended), static async s =>
+                {
+                    try
+                    {
+                        Task wait = s.kind == "delay-canceled" ? Task.Delay(TimeSpan.FromMinutes(1), s.Item2) : s.Item3;
+                        s.suspended.Signal();
+                        await wait;
+                    }
+                    catch (OperationCanceledException)
+                    {
+                    }
+                    finally
+                    {
+                        Interlocked.Increment(ref s.ended.Value);
+                    }
+                });
+            }
+
+            Assert.True(suspended.Wait(TimeSpan.FromSeconds(30)));
+            Thread.Sleep(1); // let the last one register
+            if (kind == "delay-canceled")
+            {
+                cts.Cancel();
+            }
+            else
+            {
+                shared.SetResult();
+            }
+
+            TestHelpers.OnThread(runtime.Dispose);
+            Assert.Equal(Jobs, Volatile.Read(ref ended.Value));
+        }
+    }
+
+    [Theory]
     [InlineData(1)]
     [InlineData(2)]
     [InlineData(3)]
