@@ -65,8 +65,8 @@ public readonly partial struct Job
     /// <remarks>A loser's result is discarded; one that implements <see cref="IDisposable"/> (a
     /// <see cref="Coordination.JobMutex.Releaser"/> or a <see cref="Coordination.JobSemaphore.Releaser"/>)
     /// is disposed, so racing an acquisition against a delay gives the lock back when the acquisition
-    /// loses. An exception from that disposal has no awaiter: it is rethrown on the thread pool, as an
-    /// <c>async void</c> method's would be.</remarks>
+    /// loses. An exception from that disposal has no awaiter: it is reported as a loser's failure is,
+    /// to <see cref="Scheduling.JobRuntime.UnobservedException"/>.</remarks>
     /// <exception cref="ArgumentNullException"><paramref name="jobs"/> is null.</exception>
     /// <exception cref="ArgumentException"><paramref name="jobs"/> is empty, or holds the same job twice
     /// (nothing is consumed then).</exception>
@@ -259,11 +259,11 @@ public readonly partial struct Job
         }
         else if (result is IDisposable owned)
         {
-            Trampoline.Dispatch(new DisposeWork(owned));
+            Trampoline.Dispatch(new DisposeWork(owned, home));
         }
     }
 
-    private sealed class DisposeWork(IDisposable owned) : WorkItem
+    private sealed class DisposeWork(IDisposable owned, Scheduling.JobRuntime? home) : WorkItem
     {
         internal override void Execute(PerThread state)
         {
@@ -273,7 +273,10 @@ public readonly partial struct Job
             }
             catch (Exception e)
             {
-                ThrowHelper.ContinuationFailed(e); // nobody awaits it, and it must not unwind through a completion
+                // Nobody awaits it, and it must not unwind through a completion: reported as a
+                // loser's failure, to the runtime's UnobservedException (rethrown on the thread pool,
+                // it ended the process).
+                ReportLoserFailure(home, e);
             }
         }
     }

@@ -72,10 +72,12 @@ public readonly partial struct Job
     }
 
     /// <summary>A <see cref="ValueTask"/> over the same state, without allocation. Consumes the job.</summary>
+    /// <exception cref="InvalidOperationException">The job was consumed already, or is awaited
+    /// elsewhere (its <see cref="AsTask"/> was taken, say).</exception>
     public ValueTask AsValueTask() => _inner._box switch
     {
         null => default,
-        SourceBox<VoidResult> source => new ValueTask(source, _inner._token),
+        SourceBox<VoidResult> source => new ValueTask(source.ForValueTask(_inner._token), _inner._token),
         _ => new Job(Adapters.Forward(_inner)).AsValueTask(),
     };
 

@@ -146,10 +146,12 @@ public readonly struct Job<T>
     }
 
     /// <summary>A <see cref="ValueTask{TResult}"/> over the same state, without allocation. Consumes the job.</summary>
+    /// <exception cref="InvalidOperationException">The job was consumed already, or is awaited
+    /// elsewhere (its <see cref="AsTask"/> was taken, say).</exception>
     public ValueTask<T> AsValueTask() => _box switch
     {
         null => new ValueTask<T>(_result),
-        SourceBox<T> source => new ValueTask<T>(source, _token),
+        SourceBox<T> source => new ValueTask<T>(source.ForValueTask(_token), _token),
         _ => Adapters.Forward(this).AsValueTask(),
     };
 

@@ -36,7 +36,9 @@ public sealed class WaitGroup : IWaiterHost<VoidResult>
     /// <summary>Adds <paramref name="delta"/> (which may be negative) to the counter; reaching zero releases every waiter.</summary>
     /// <exception cref="InvalidOperationException">The counter would become negative (more
     /// <see cref="Done"/> calls than added jobs); the counter is left unchanged.</exception>
-    public void Add(int delta = 1)
+    public void Add(int delta = 1) => Change(delta, byDone: false);
+
+    private void Change(int delta, bool byDone)
     {
         var released = default(WaiterQueue<VoidResult>);
         _waiters.Lock.Enter();
@@ -44,7 +46,7 @@ public sealed class WaitGroup : IWaiterHost<VoidResult>
         if (next < 0)
         {
             _waiters.Lock.Exit();
-            throw new InvalidOperationException(delta == -1
+            throw new InvalidOperationException(byDone
                 ? $"The WaitGroup counter would become negative ({next}): Done was called more times than jobs were added."
                 : $"The WaitGroup counter would become negative ({next}): Add({delta}) takes away more than the {next - delta} jobs counted now; the counter is left unchanged.");
         }
@@ -61,7 +63,7 @@ public sealed class WaitGroup : IWaiterHost<VoidResult>
 
     /// <summary>Decrements the counter: one job finished.</summary>
     /// <exception cref="InvalidOperationException">The counter is already zero.</exception>
-    public void Done() => Add(-1);
+    public void Done() => Change(-1, byDone: true);
 
     /// <summary>A job that completes when the counter is zero (at once if it is zero now).</summary>
     /// <param name="cancellationToken">Stops waiting with <see cref="OperationCanceledException"/>;

@@ -121,6 +121,24 @@ public abstract class JobBox<T> : JobCell
 /// </summary>
 internal abstract class SourceBox<T> : JobBox<T>, IValueTaskSource<T>, IValueTaskSource
 {
+    /// <summary>
+    /// This cell, for a <c>ValueTask</c> of the handle <paramref name="token"/>, once the handle was
+    /// checked: a stale handle, or a job already awaited (its <c>AsTask()</c> taken, say), throws
+    /// here, at the conversion. Awaited from <c>async Task</c> code, the ValueTask would throw only
+    /// when its await registers, which the BCL's builders rethrow on the thread pool (ending the
+    /// process) instead of at the <c>await</c>.
+    /// </summary>
+    internal SourceBox<T> ForValueTask(short token)
+    {
+        ValidateToken(token);
+        if (HasAwaiter)
+        {
+            ThrowRegistrationRefused(token);
+        }
+
+        return this;
+    }
+
     ValueTaskSourceStatus IValueTaskSource<T>.GetStatus(short token) => GetStatusCore(token);
 
     ValueTaskSourceStatus IValueTaskSource.GetStatus(short token) => GetStatusCore(token);

@@ -57,6 +57,7 @@ public sealed class WaitGroupTests
 
         group.Add(-2);
         Assert.Contains("Done was called", Assert.Throws<InvalidOperationException>(() => group.Done()).Message);
+        Assert.Contains("Add(-1)", Assert.Throws<InvalidOperationException>(() => group.Add(-1)).Message); // not a Done
     }
 
     [Fact]

@@ -108,6 +108,43 @@ public sealed class CombinatorFailureTests
     }
 
     [Theory]
+    [InlineData("whenany")]
+    [InlineData("waitasync")]
+    public void LoserResult_WhoseDisposeThrows_RaisesUnobservedExceptionOfItsRuntime(string race)
+    {
+        // A result nobody receives is disposed; its Dispose threw on the thread pool, which ended
+        // the process.
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        var reported = new Promise<Exception>();
+        runtime.UnobservedException += (_, e) => reported.TrySetResult(e.Exception);
+        var gate = new Promise<int>();
+        Job<ThrowingDisposable> late = runtime.Spawn(gate, static async g => new ThrowingDisposable(await g.Job));
+        if (race == "whenany")
+        {
+            Assert.Equal(0, Sync.Result(Job.WhenAny(Job.FromResult(new ThrowingDisposable(0)), late)).Index);
+        }
+        else
+        {
+            Assert.Throws<TimeoutException>(() => late.WaitAsync(TimeSpan.FromMilliseconds(1)).Wait());
+        }
+
+        gate.SetResult(7);
+        Exception error = reported.Job.WaitAsync(TimeSpan.FromSeconds(30)).Wait();
+        Assert.Equal("disposal of 7 failed", Assert.IsType<InvalidOperationException>(error).Message);
+    }
+
+    private sealed class ThrowingDisposable(int id) : IDisposable
+    {
+        public void Dispose()
+        {
+            if (id != 0)
+            {
+                throw new InvalidOperationException($"disposal of {id} failed");
+            }
+        }
+    }
+
+    [Theory]
     [InlineData(false)]
     [InlineData(true)]
     public void WhenAny_LoserFailsAfterTheRace_RaisesUnobservedExceptionOfItsRuntime(bool typed)

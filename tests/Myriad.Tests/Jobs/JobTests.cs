@@ -471,6 +471,33 @@ public class JobTests
     }
 
     [Fact]
+    public void AsValueTask_OfAJobAwaitedElsewhereOrConsumed_ThrowsAtTheConversion()
+    {
+        // Not at the ValueTask's await: from async Task code that registration's exception goes to
+        // the thread pool and ends the process.
+        var promise = new Promise<int>();
+        Job<int> job = promise.Job;
+        Task<int> first = job.AsTask();
+        Assert.Throws<InvalidOperationException>(() => { _ = job.AsValueTask(); });
+        promise.SetResult(4);
+        Assert.Equal(4, first.Result);
+        Assert.Throws<InvalidOperationException>(() => { _ = job.AsValueTask(); }); // consumed by the task
+    }
+
+    [Fact]
+    public void AsValueTask_OfAnUntypedJobAwaitedElsewhere_ThrowsAtTheConversion()
+    {
+        var promise = new Promise<int>();
+        Job job = Waiting(promise.Job);
+        Task first = job.AsTask();
+        Assert.Throws<InvalidOperationException>(() => { _ = job.AsValueTask(); });
+        promise.SetResult(1);
+        first.Wait();
+
+        static async Job Waiting(Job<int> inner) => await inner;
+    }
+
+    [Fact]
     public void AsTask_OfASelectWhoseHandlerThrows_FaultsTheTaskAndLeavesTheSenderAlone()
     {
         // A select's handler runs when its result is read: never inside the send that completed it.
