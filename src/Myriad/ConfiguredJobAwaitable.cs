@@ -29,6 +29,7 @@ public readonly struct ConfiguredJobAwaitable
         public bool IsCompleted => _inner.IsCompleted;
 
         /// <summary>Consumes the job; throws its exception.</summary>
+        [System.Diagnostics.StackTraceHidden]
         public void GetResult() => _inner.GetResult();
 
         /// <summary>Schedules the continuation, flowing the ExecutionContext.</summary>
@@ -79,6 +80,7 @@ public readonly struct ConfiguredJobAwaitable<T>
         public bool IsCompleted => _job.IsCompleted;
 
         /// <summary>Consumes the job and returns its result; throws its exception.</summary>
+        [System.Diagnostics.StackTraceHidden]
         public T GetResult() => _job.Wait();
 
         /// <summary>Schedules the continuation, flowing the ExecutionContext.</summary>

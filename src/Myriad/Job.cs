@@ -130,6 +130,7 @@ public readonly struct JobAwaiter : ICriticalNotifyCompletion, IJobAwaiter
     public bool IsCompleted => _job._box is not { } box || box.IsCompleted(_job._token) || JobCell.HelpThenCheck(box, _job._token);
 
     /// <summary>Consumes the job; throws its exception.</summary>
+    [System.Diagnostics.StackTraceHidden]
     public void GetResult()
     {
         if (_job._box is not null)

@@ -201,6 +201,7 @@ public readonly struct JobAwaiter<T> : ICriticalNotifyCompletion, IJobAwaiter
 
     /// <summary>The result (consumes the job); throws the job's exception.</summary>
     [MethodImpl(MethodImplOptions.AggressiveOptimization)]
+    [System.Diagnostics.StackTraceHidden]
     public T GetResult() => _job._box is null ? _job._result : _job._box.GetResult(_job._token);
 
     /// <summary>Schedules the continuation of code that is not a job, flowing the ExecutionContext; it resumes on the captured SynchronizationContext or TaskScheduler, as after awaiting a Task (see <see cref="Job.ConfigureAwait"/>).</summary>

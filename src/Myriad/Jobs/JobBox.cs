@@ -48,6 +48,9 @@ public abstract class JobBox<T> : JobCell
     }
 
     /// <summary>Reads the outcome and releases the box; blocks first if the job is still pending.</summary>
+    /// <remarks>Hidden from stack traces, as the BCL hides its awaiters' GetResult: a failure shows
+    /// the frames of the code that threw and of the awaits it went through, not this plumbing.</remarks>
+    [System.Diagnostics.StackTraceHidden]
     internal T GetResult(short token)
     {
         WaitForCompletion(token);

@@ -81,6 +81,17 @@ public class DeepFailureTests
     }
 
     [Fact]
+    public void Await_FailureThreeLevelsDown_TraceShowsTheMethodsNotTheAwaitPlumbing()
+    {
+        // As a Task's: the awaiter's GetResult frames are hidden, the async methods are not.
+        var e = Assert.Throws<InvalidDataException>(() => RecurseThenFail(3).Wait());
+        string trace = e.StackTrace ?? "";
+        Assert.Contains(nameof(ThrowAtOrigin), trace, StringComparison.Ordinal);
+        Assert.Contains(nameof(RecurseThenFail), trace, StringComparison.Ordinal);
+        Assert.DoesNotContain("GetResult", trace, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public void Recursion_FailureTwoHundredThousandDeep_ReachesAwaiterWithOriginInTrace()
     {
         var e = TestHelpers.OnThread(() => Assert.Throws<InvalidDataException>(() => RecurseThenFail(Depth).Wait()));
