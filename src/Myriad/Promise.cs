@@ -91,7 +91,8 @@ public sealed class Promise<T>
         }
     }
 
-    /// <summary>Completes with an exception.</summary>
+    /// <summary>Completes with an exception (an <see cref="OperationCanceledException"/> completes it as canceled, see <see cref="Job.FromException{T}"/>).</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="exception"/> is null.</exception>
     /// <exception cref="InvalidOperationException">Already completed.</exception>
     public void SetException(Exception exception)
     {
