@@ -56,12 +56,16 @@ internal sealed class MyriadTaskScheduler(JobRuntime runtime) : TaskScheduler
             return true;
         }
 
-        if (!taskWasPreviouslyQueued && runtime is SingleThreadRuntime && TaskScheduler.Current != this)
+        if (!taskWasPreviouslyQueued && runtime is SingleThreadRuntime && task.AsyncState is System.Action && TaskScheduler.Current != this)
         {
-            // The TPL offers an await's continuation inline inside a task of this scheduler, and
-            // also on any thread-pool thread. Taken there, the order of a single-threaded runtime's
-            // work (a seed's schedule) would depend on whether a pool thread drives it; queued, the
-            // runtime orders it as it orders everything else.
+            // An await's continuation in a task of this scheduler (the TPL wraps the continuation
+            // delegate in a task whose state it is): the TPL offers it inline inside a task of this
+            // scheduler, and also on any thread-pool thread. Taken there, the order of a
+            // single-threaded runtime's work (a seed's schedule) would depend on whether a pool
+            // thread drives it; queued, the runtime orders it as it orders everything else. Other
+            // inline offers stay accepted: RunSynchronously (which would block the driving thread
+            // with the task queued behind it) and ExecuteSynchronously continuations, which the
+            // TPL offers on every thread alike.
             return false;
         }
 

@@ -8,29 +8,41 @@ namespace Myriad.Jobs;
 
 /// <summary>
 /// The <see cref="SynchronizationContext"/> a job on a runtime shows to the awaiter of a task, while
-/// the awaiter registers and only then: for every task, on every runtime.
+/// the awaiter registers and only then: for a task that runs its continuations asynchronously
+/// (<see cref="TaskCreationOptions.RunContinuationsAsynchronously"/>, the usual
+/// <see cref="TaskCompletionSource{TResult}"/>) and for a <c>Task.Delay</c> with a token, on every
+/// runtime, and for every task on a deterministic runtime.
 /// </summary>
 /// <remarks>
 /// <para><b>Why.</b> A job hides the thread's own context when it registers on a non-Myriad awaiter
 /// (a job never resumes on a <see cref="SynchronizationContext"/>), and the awaiter then calls the
-/// job's continuation (<see cref="ForeignAwait"/>), which sends the job back to its runtime. Without
-/// a context, the TPL often queues that call to the .NET thread pool first: for a task that runs its
-/// continuations asynchronously (<see cref="TaskCreationOptions.RunContinuationsAsynchronously"/>,
-/// the usual <see cref="TaskCompletionSource{TResult}"/>), for all but the first of several awaiters
-/// of one task, and for a <c>Task.Delay</c> ended by its token. Such a resume made two thread hops,
-/// completer to pool thread to worker, each a wake-up on a 2-core machine where both pools' threads
-/// compete for the cores (a ping-pong between two jobs through such completion sources ran 7x slower
-/// than between two <c>async Task</c> methods). Worse, it was in flight out of every runtime's
-/// sight: a job whose <c>Task.Delay</c> was canceled just before the runtime's disposal was
-/// abandoned when the pool delivered its resume after the drain, its <c>finally</c> blocks not run
-/// (in 6 to 62 of 200 tries), and a deterministic runtime saw such resumes whenever real time delivered
-/// them (three orders in twenty runs of one seed for four jobs awaiting one
-/// <see cref="TaskCompletionSource{TResult}"/>). With this context captured instead, the TPL posts
-/// the continuation here from the completing thread, before the completion returns, and the post
-/// queues the job on its runtime at once: one hop, or none when the completer is a thread of the
-/// same runtime (the job is queued behind it, never run inside the completion). The price is the
-/// TPL's continuation object for a captured context, allocated per suspended await of a task (no
-/// difference in bytes per await was measurable next to the task's own allocations).</para>
+/// job's continuation (<see cref="ForeignAwait"/>), which sends the job back to its runtime. For a
+/// task that runs continuations asynchronously, the TPL first queues that call to the .NET thread
+/// pool: the resume made two thread hops, completer to pool thread to worker, each a wake-up on a
+/// 2-core machine where both pools' threads compete for the cores (a ping-pong between two jobs
+/// through such completion sources ran 7x slower than between two <c>async Task</c> methods).
+/// With this context captured instead, the TPL posts the continuation here from the completing
+/// thread, and the post queues the job on its runtime at once: one hop, or none when the completer
+/// is a thread of the same runtime (the job is queued behind it, never run inside the completion,
+/// as the task asked).</para>
+/// <para><b>A <c>Task.Delay</c> ended by its token</b> continues on the thread pool too, so it is
+/// shown this context on every runtime: a job whose delay's token was canceled just before the
+/// runtime's disposal was otherwise abandoned when the pool delivered its resume after the drain,
+/// its <c>finally</c> blocks not run (6 to 62 of 200 tries of fifty such jobs). With the context the
+/// resume is queued before <c>Cancel</c> returns. The task is recognized by its BCL type.</para>
+/// <para><b>Deterministic runtimes.</b> Other tasks send continuations to the thread pool too: all
+/// but the first when several jobs await one task, and a <c>Task.Delay</c> ended by its token.
+/// Those resumes reached a deterministic runtime whenever real time delivered them (three orders in
+/// twenty runs of one seed for four jobs awaiting one <see cref="TaskCompletionSource{TResult}"/>,
+/// and timeouts on the virtual clock seen a virtual second late). There every task's awaiter is
+/// shown this context, so the TPL posts each resume from the thread that completes the task, the
+/// driving thread when a job or the virtual clock completes it, and the seed orders the resumes.
+/// Elsewhere only the first kind is: with any other task the TPL usually runs the continuation
+/// inline on the completing thread, and capturing a context would cost an allocation per await
+/// (48 bytes, the TPL's continuation for a captured context), turn a resume inline on the
+/// completing thread into a queued one (a job that completes a task and then blocks on code
+/// behind the await deadlocked a current-thread runtime), and send resumes posted during a
+/// disposal's drain to the thread pool, past the drain (see <see cref="ForeignAwait.ResumeFromPost"/>).</para>
 /// <para><b>Which awaiters.</b> <c>TaskAwaiter</c> and <c>TaskAwaiter&lt;T&gt;</c> (a plain
 /// <c>await task</c>), and the awaiters of <c>task.ConfigureAwait(...)</c>: a job never resumes on
 /// a captured context anyway, so when this context is shown, the builder registers a configured
@@ -58,12 +70,13 @@ internal sealed class ResumeContext : SynchronizationContext
 
     /// <summary>
     /// The context to show while <paramref name="awaiter"/> registers a job on a runtime: this one
-    /// for a task awaiter, or the awaiter of a pending channel operation; else null.
+    /// for a task awaiter of an asynchronously-continuing task, or of any task on a context that
+    /// queues resumes (a deterministic runtime's driver, a lent thread); else null.
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal static SynchronizationContext? For<TAwaiter>(ref TAwaiter awaiter, PerThread state)
     {
-        if ((!TaskAwaiterKind<TAwaiter>.HoldsTask && !ValueTaskAwaiterLayout<TAwaiter>.StartsWithSource) || state.Context is null)
+        if ((!TaskAwaiterKind<TAwaiter>.HoldsTask && !ValueTaskAwaiterLayout<TAwaiter>.StartsWithSource) || state.Context is not { } context)
         {
             return null;
         }
@@ -74,8 +87,15 @@ internal sealed class ResumeContext : SynchronizationContext
         }
 
         Task? task = Unsafe.As<TAwaiter, Task?>(ref awaiter);
-        return task is not null ? Instance : null;
+        return task is not null && (context.QueuesResumes || (task.CreationOptions & TaskCreationOptions.RunContinuationsAsynchronously) != 0 || task.GetType() == s_delayWithCancellation) ? Instance : null;
     }
+
+    /// <summary>
+    /// The type of <c>Task.Delay(delay, token)</c>'s task with a token that can be canceled, whose
+    /// cancellation the TPL continues on the thread pool (see the remarks). Null if a later BCL has
+    /// no such type: those delays then resume as other tasks do.
+    /// </summary>
+    private static readonly Type? s_delayWithCancellation = typeof(Task).GetNestedType("DelayPromiseWithCancellation", System.Reflection.BindingFlags.NonPublic);
 
     /// <summary>
     /// Registers <paramref name="continuation"/> on <paramref name="awaiter"/>. With this context
