@@ -56,10 +56,12 @@ internal sealed class MyriadTaskScheduler(JobRuntime runtime) : TaskScheduler
             return true;
         }
 
-        if (!taskWasPreviouslyQueued && runtime is SingleThreadRuntime && task.AsyncState is System.Action && TaskScheduler.Current != this)
+        if (!taskWasPreviouslyQueued && runtime is SingleThreadRuntime && task.AsyncState is System.Action { Target: Task or ForeignAwait } && TaskScheduler.Current != this)
         {
-            // An await's continuation in a task of this scheduler (the TPL wraps the continuation
-            // delegate in a task whose state it is): the TPL offers it inline inside a task of this
+            // An await's continuation in a task of this scheduler: the TPL wraps the continuation
+            // delegate in a task whose state it is, and that delegate is an async method's resume
+            // (its target the method's box, a Task) or a job's (a ForeignAwait); a user task whose
+            // state is some other Action is not one. The TPL offers it inline inside a task of this
             // scheduler, and also on any thread-pool thread. Taken there, the order of a
             // single-threaded runtime's work (a seed's schedule) would depend on whether a pool
             // thread drives it; queued, the runtime orders it as it orders everything else. Other

@@ -260,9 +260,10 @@ internal static class BuilderCore<T>
         // resume posted to that thread, and a blocking wait for the job there would deadlock. So the
         // context is hidden while the awaiter registers. The registration may complete the awaiter
         // and even resume the job elsewhere at once: only this thread's field is touched meanwhile.
-        // A task that runs its continuations asynchronously or a Task.Delay with a token (any task, on
-        // a deterministic runtime) is shown Myriad's own context instead, so that the TPL posts the
-        // resume straight to the runtime rather than through the thread pool (see ResumeContext).
+        // A task that runs its continuations asynchronously or a Task.Delay with a token (any task
+        // where resumes are queued: on a deterministic runtime, on a lent thread) is shown Myriad's
+        // own context instead, so that the TPL posts the resume straight to the runtime rather than
+        // through the thread pool (see ResumeContext).
         SynchronizationContext? shown = ResumeContext.For(ref awaiter, state);
         SynchronizationContext? hidden = ExecutionContextHelper.ReplaceSynchronizationContext(state, shown);
         try

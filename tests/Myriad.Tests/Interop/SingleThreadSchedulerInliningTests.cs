@@ -1,4 +1,5 @@
 using System;
+using System.Runtime.CompilerServices;
 using System.Threading;
 using System.Threading.Tasks;
 using Myriad.Scheduling;
@@ -20,40 +21,51 @@ public sealed class SingleThreadSchedulerInliningTests
     private static SingleThreadRuntime Create(string kind) => kind == "deterministic" ? new DeterministicRuntime(3) : new CurrentThreadRuntime();
 
     [Theory]
-    [InlineData("current-thread")]
-    [InlineData("deterministic")]
-    public void RunSynchronously_OnTheRuntimesSchedulerInsideAJobDrivenFromThePool_RunsTheTask(string kind)
+    [InlineData("current-thread", false)]
+    [InlineData("deterministic", false)]
+    [InlineData("current-thread", true)]
+    [InlineData("deterministic", true)]
+    public void RunSynchronously_OnTheRuntimesSchedulerInsideAJobDrivenFromThePool_RunsTheTask(string kind, bool actionState)
     {
         // Declined, the TPL would queue the task behind the driving thread and block that thread.
+        // A task whose state is an Action (a callback passed as state, no closure) is no await's
+        // continuation either.
         using SingleThreadRuntime runtime = Create(kind);
-        int ran = Task.Run(() => runtime.Run((JobRuntime)runtime, static async rt =>
+        int ran = Task.Run(() => runtime.Run((runtime: (JobRuntime)runtime, actionState), static async s =>
         {
             await Job.Yield();
-            int value = 0;
-            var task = new Task(() => value = 1);
-            task.RunSynchronously(rt.TaskScheduler);
-            return value;
+            var value = new StrongBox<int>();
+            Action set = () => value.Value = 1;
+            Task task = s.actionState ? new Task(static state => ((Action)state!)(), set) : new Task(set);
+            task.RunSynchronously(s.runtime.TaskScheduler);
+            return value.Value;
         })).WaitAsync(Bound).GetAwaiter().GetResult();
         Assert.Equal(1, ran);
     }
 
     [Theory]
-    [InlineData("current-thread")]
-    [InlineData("deterministic")]
-    public void ContinueWith_ExecuteSynchronouslyOnTheRuntimesScheduler_RunsInsideSetResult(string kind)
+    [InlineData("current-thread", false)]
+    [InlineData("deterministic", false)]
+    [InlineData("current-thread", true)]
+    [InlineData("deterministic", true)]
+    public void ContinueWith_ExecuteSynchronouslyOnTheRuntimesScheduler_RunsInsideSetResult(string kind, bool actionState)
     {
         using SingleThreadRuntime runtime = Create(kind);
-        bool ranInside = runtime.Run((JobRuntime)runtime, static async rt =>
+        bool ranInside = runtime.Run((runtime: (JobRuntime)runtime, actionState), static async s =>
         {
             await Job.Yield();
             var source = new TaskCompletionSource();
-            bool inSetResult = false, inside = false;
-            _ = source.Task.ContinueWith(_ => inside = inSetResult, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, rt.TaskScheduler);
-            inSetResult = true;
+            var inSetResult = new StrongBox<bool>();
+            var inside = new StrongBox<bool>();
+            Action record = () => inside.Value = inSetResult.Value;
+            _ = s.actionState
+                ? source.Task.ContinueWith(static (_, state) => ((Action)state!)(), record, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, s.runtime.TaskScheduler)
+                : source.Task.ContinueWith(_ => record(), CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, s.runtime.TaskScheduler);
+            inSetResult.Value = true;
             source.SetResult();
-            inSetResult = false;
+            inSetResult.Value = false;
             await Job.Yield();
-            return inside;
+            return inside.Value;
         });
         Assert.True(ranInside);
     }
