@@ -106,20 +106,20 @@ public readonly partial struct Job
     private static JobCell?[] RacedCellsOf<TJob>(TJob[] jobs, Func<TJob, (JobCell? Cell, short Token)> handleOf)
     {
         var cells = new JobCell?[jobs.Length];
-        var tokens = new short[jobs.Length];
         for (int i = 0; i < jobs.Length; i++)
         {
-            (cells[i], tokens[i]) = handleOf(jobs[i]);
+            cells[i] = handleOf(jobs[i]).Cell;
         }
 
-        ThrowIfRepeated(cells, tokens);
+        ThrowIfRepeated(jobs, cells, handleOf);
         return cells;
     }
 
     /// <summary>Above this many contestants, repeats are found with a set instead of comparing every pair.</summary>
     private const int PairwiseRepeatCheckLimit = 16;
 
-    private static void ThrowIfRepeated(JobCell?[] cells, short[] tokens)
+    /// <summary>Throws for two handles of one cell with one token (the tokens are read again from the jobs: no array for them in the common, short race).</summary>
+    private static void ThrowIfRepeated<TJob>(TJob[] jobs, JobCell?[] cells, Func<TJob, (JobCell? Cell, short Token)> handleOf)
     {
         if (cells.Length <= PairwiseRepeatCheckLimit)
         {
@@ -127,7 +127,7 @@ public readonly partial struct Job
             {
                 for (int k = 0; cells[i] is not null && k < i; k++)
                 {
-                    if (ReferenceEquals(cells[i], cells[k]) && tokens[i] == tokens[k])
+                    if (ReferenceEquals(cells[i], cells[k]) && handleOf(jobs[i]).Token == handleOf(jobs[k]).Token)
                     {
                         ThrowRepeated(k, i);
                     }
@@ -140,9 +140,9 @@ public readonly partial struct Job
         var seen = new Dictionary<(JobCell, short), int>(cells.Length);
         for (int i = 0; i < cells.Length; i++)
         {
-            if (cells[i] is { } cell && !seen.TryAdd((cell, tokens[i]), i))
+            if (cells[i] is { } cell && !seen.TryAdd((cell, handleOf(jobs[i]).Token), i))
             {
-                ThrowRepeated(seen[(cell, tokens[i])], i);
+                ThrowRepeated(seen[(cell, handleOf(jobs[i]).Token)], i);
             }
         }
 
