@@ -174,11 +174,19 @@ internal sealed class ForeignAwait : WorkItem
         WorkItem box = Disarm();
         if (runtime.IsDisposed)
         {
-            // The runtime may abandon the job on the spot, which completes whatever awaits it:
-            // plain code, observers. The poster (a TaskCompletionSource's SetResult, a channel's
-            // TryWrite, maybe under the caller's lock) asked for an asynchronous continuation, so
-            // that happens on the thread pool, where the box finds its runtime and is abandoned.
-            Trampoline.RunOnThreadPool(box);
+            // While a multi-threaded runtime's disposal drains, the resume is queued on it, and the
+            // drain runs it: sent through the thread pool, it reached the runtime after the drain
+            // had finished, and the job was abandoned, its finally blocks not run. Once drained (or
+            // on a single-threaded runtime, which does not drain resumes), the runtime may abandon
+            // the job on the spot, which completes whatever awaits it: plain code, observers. The
+            // poster (a TaskCompletionSource's SetResult, a channel's TryWrite, maybe under the
+            // caller's lock) asked for an asynchronous continuation, so that happens on the thread
+            // pool, where the box finds its runtime and is abandoned.
+            if (runtime is not Scheduling.MultiThreadRuntime multi || !multi.TryScheduleDuringDrain(box, PerThread.Current))
+            {
+                Trampoline.RunOnThreadPool(box);
+            }
+
             return;
         }
 

@@ -206,6 +206,42 @@ public sealed partial class MultiThreadRuntime : JobRuntime
         }
     }
 
+    /// <summary>
+    /// Queues a resume that was posted while the disposal drains (see
+    /// <c>ForeignAwait.ResumeFromPost</c>), so that the drain runs it; false once the drain is over,
+    /// and the caller, who must not run user code, sends it to the thread pool instead. Nothing is
+    /// abandoned on the caller's thread.
+    /// </summary>
+    /// <remarks>
+    /// Protocol, against the workers' exit (<see cref="OnWorkerExited"/>):
+    /// 1. Drained already: false.
+    /// 2. Enqueue on the injection queue, then a full fence (<see cref="ScheduleFromOutside"/>),
+    ///    pairing with each exiting worker's increment: a worker that leaves after the enqueue sees
+    ///    the item and runs it, or this thread sees that worker's count.
+    /// 3. Drained now: the last worker may have left before it saw the item. What is left goes to
+    ///    the thread pool to be abandoned there (<see cref="WorkItem.Abandon"/>), as the last
+    ///    worker's own sweep does; true, the item is taken care of either way.
+    /// </remarks>
+    internal bool TryScheduleDuringDrain(WorkItem item, PerThread state)
+    {
+        if (IsDisposedAndDrained)
+        {
+            return false; // step 1
+        }
+
+        ScheduleFromOutside(item, state, mayDeferWake: false); // step 2
+        if (IsDisposedAndDrained)
+        {
+            // Step 3.
+            while (_woken.TryDequeue(out WorkItem? left) || _global.TryDequeue(out left))
+            {
+                ThreadPool.UnsafeQueueUserWorkItem(static left => left.Abandon(), left, preferLocal: false);
+            }
+        }
+
+        return true;
+    }
+
     /// <summary>True once every worker and every spare thread has exited after disposal.</summary>
     private bool IsDisposedAndDrained => Volatile.Read(ref _exitedWorkers) == _workers.Length && Volatile.Read(ref _liveSpares) == 0;
 

@@ -188,6 +188,49 @@ public class MultiThreadRuntimeTests
         }
     }
 
+    [Fact]
+    public void Dispose_FromAJobThatThenCompletesAnAsynchronousSourceAnotherJobAwaits_TheDrainRunsTheOtherJobsFinally()
+    {
+        // The source posts the waiting job's resume to Myriad's resume context while the drain
+        // runs. Sent on through the thread pool, it reached the runtime after the drain had
+        // finished, and the job was abandoned, its finally not run.
+        int lost = 0;
+        for (int round = 0; round < 100; round++)
+        {
+            var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+            var source = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            var suspended = new ManualResetEventSlim();
+            var ended = new StrongBox<int>();
+            runtime.SpawnDetached((source, suspended, ended), static async s =>
+            {
+                try
+                {
+                    Task wait = s.source.Task;
+                    s.suspended.Set();
+                    await wait;
+                }
+                finally
+                {
+                    Interlocked.Increment(ref s.ended.Value);
+                }
+            });
+            Assert.True(suspended.Wait(TestHelpers.DefaultTimeout));
+            Thread.Sleep(1); // let it register
+            var completed = new ManualResetEventSlim();
+            runtime.SpawnDetached((runtime, source, completed), static s =>
+            {
+                s.runtime.Dispose(); // from its own worker: starts the disposal and returns
+                s.source.SetResult();
+                s.completed.Set();
+            });
+            Assert.True(completed.Wait(TestHelpers.DefaultTimeout));
+            TestHelpers.OnThread(runtime.Dispose);
+            lost += 1 - Volatile.Read(ref ended.Value);
+        }
+
+        Assert.Equal(0, lost);
+    }
+
     [Theory]
     [InlineData(1)]
     [InlineData(2)]
