@@ -172,17 +172,19 @@ internal sealed class ForeignAwait : WorkItem
     {
         JobRuntime runtime = _resumeOn ?? throw CalledAfterMovingOn();
         WorkItem box = Disarm();
-        if (runtime.IsDisposed)
+        PerThread state = PerThread.Current;
+        if (runtime is Scheduling.MultiThreadRuntime multi && (runtime.IsDisposed || state.Context?.Runtime != runtime))
         {
-            // While a multi-threaded runtime's disposal drains, the resume is queued on it, and the
-            // drain runs it: sent through the thread pool, it reached the runtime after the drain
-            // had finished, and the job was abandoned, its finally blocks not run. Once drained (or
-            // on a single-threaded runtime, which does not drain resumes), the runtime may abandon
-            // the job on the spot, which completes whatever awaits it: plain code, observers. The
-            // poster (a TaskCompletionSource's SetResult, a channel's TryWrite, maybe under the
-            // caller's lock) asked for an asynchronous continuation, so that happens on the thread
-            // pool, where the box finds its runtime and is abandoned.
-            if (runtime is not Scheduling.MultiThreadRuntime multi || !multi.TryScheduleDuringDrain(box, PerThread.Current))
+            // From outside the runtime, or while its disposal drains: queued unless the drain is
+            // over, so the drain runs a resume posted while it runs (sent through the thread pool,
+            // such a resume arrived after the drain and the job was abandoned, its finally blocks
+            // not run). Once drained, the runtime would abandon the job on the spot, which
+            // completes whatever awaits it: plain code, observers. The poster (a
+            // TaskCompletionSource's SetResult, a channel's TryWrite, maybe under the caller's lock)
+            // asked for an asynchronous continuation, so that happens on the thread pool, where the
+            // box finds its runtime and is abandoned. The same holds when the disposal finishes
+            // between this check and the queuing (see TryScheduleUnlessDrained).
+            if (!multi.TryScheduleUnlessDrained(box, state))
             {
                 Trampoline.RunOnThreadPool(box);
             }
@@ -190,7 +192,13 @@ internal sealed class ForeignAwait : WorkItem
             return;
         }
 
-        PerThread state = PerThread.Current;
+        if (runtime.IsDisposed)
+        {
+            // A single-threaded runtime does not drain resumes: abandoned, on the thread pool (as above).
+            Trampoline.RunOnThreadPool(box);
+            return;
+        }
+
         if (state.Context?.Runtime == runtime)
         {
             runtime.Schedule(box, state);

@@ -125,6 +125,31 @@ internal sealed class InjectionQueue
         }
     }
 
+    /// <summary>
+    /// Removes <paramref name="item"/> wherever it is; false if it is not queued (somebody took it).
+    /// A scan under the lock: only for the rare path of a resume that raced a disposal's end
+    /// (<see cref="MultiThreadRuntime.TryScheduleUnlessDrained"/>), where a later enqueue may have put
+    /// other items behind it.
+    /// </summary>
+    internal bool TryRemove(WorkItem item)
+    {
+        using (_lock.EnterScope())
+        {
+            for (int i = 0; i < _items.Count; i++)
+            {
+                if (ReferenceEquals(_items.PeekAt(i), item))
+                {
+                    _items.RemoveAt(i);
+                    _count = _items.Count;
+                    _removals++;
+                    return true;
+                }
+            }
+
+            return false;
+        }
+    }
+
     /// <summary>Removes <paramref name="item"/> if it is the most recently queued item.</summary>
     internal bool TryTakeBackLast(WorkItem item)
     {

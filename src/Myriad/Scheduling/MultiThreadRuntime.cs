@@ -207,22 +207,28 @@ public sealed partial class MultiThreadRuntime : JobRuntime
     }
 
     /// <summary>
-    /// Queues a resume that was posted while the disposal drains (see
-    /// <c>ForeignAwait.ResumeFromPost</c>), so that the drain runs it; false once the drain is over,
-    /// and the caller, who must not run user code, sends it to the thread pool instead. Nothing is
-    /// abandoned on the caller's thread.
+    /// Queues a resume posted to Myriad's resume context from a thread that is not one of this
+    /// runtime's (see <c>ForeignAwait.ResumeFromPost</c>), or posted while the disposal drains, so
+    /// that the drain runs it; false once the drain is over, and the caller, who must not run user
+    /// code, sends it to the thread pool instead. Nothing is abandoned on the caller's thread, also
+    /// when the disposal finishes while this runs.
     /// </summary>
     /// <remarks>
     /// Protocol, against the workers' exit (<see cref="OnWorkerExited"/>):
     /// 1. Drained already: false.
     /// 2. Enqueue on the injection queue, then a full fence (<see cref="ScheduleFromOutside"/>),
-    ///    pairing with each exiting worker's increment: a worker that leaves after the enqueue sees
-    ///    the item and runs it, or this thread sees that worker's count.
-    /// 3. Drained now: the last worker may have left before it saw the item. What is left goes to
-    ///    the thread pool to be abandoned there (<see cref="WorkItem.Abandon"/>), as the last
-    ///    worker's own sweep does; true, the item is taken care of either way.
+    ///    pairing with the last exiting thread's count: either this thread sees every worker and
+    ///    spare gone (step 3), or the last one's sweep (<see cref="FinishDisposal"/>) comes after the
+    ///    enqueue and abandons the item on its own thread if no worker ran it. A worker that checked
+    ///    the queues before the enqueue leaves without it, so a resume that races the end of the
+    ///    drain may still be abandoned, its job's finally blocks not run; only one posted while the
+    ///    drain runs is sure to run.
+    /// 3. Drained now: take this item back if it is still queued (a sweeper took it otherwise) and
+    ///    abandon it on the thread pool. Only this item: others in the queue belong to their own
+    ///    schedulers' re-checks or to the last sweep, which the disposal's completion waits for
+    ///    (a pool item would not be waited for). True, the item is taken care of either way.
     /// </remarks>
-    internal bool TryScheduleDuringDrain(WorkItem item, PerThread state)
+    internal bool TryScheduleUnlessDrained(WorkItem item, PerThread state)
     {
         if (IsDisposedAndDrained)
         {
@@ -230,13 +236,9 @@ public sealed partial class MultiThreadRuntime : JobRuntime
         }
 
         ScheduleFromOutside(item, state, mayDeferWake: false); // step 2
-        if (IsDisposedAndDrained)
+        if (IsDisposedAndDrained && _global.TryRemove(item))
         {
-            // Step 3.
-            while (_woken.TryDequeue(out WorkItem? left) || _global.TryDequeue(out left))
-            {
-                ThreadPool.UnsafeQueueUserWorkItem(static left => left.Abandon(), left, preferLocal: false);
-            }
+            ThreadPool.UnsafeQueueUserWorkItem(static left => left.Abandon(), item, preferLocal: false); // step 3
         }
 
         return true;
