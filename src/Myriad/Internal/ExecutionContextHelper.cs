@@ -100,14 +100,9 @@ internal static class ExecutionContextHelper
     /// </remarks>
     internal static bool TryRunOneOutsideTaskScheduler(Scheduling.SchedulerContext context)
     {
-        if (!RuntimeHelpers.TryEnsureSufficientExecutionStack())
-        {
-            return context.TryRunOne();
-        }
-
-        var task = new System.Threading.Tasks.Task<bool>(static c => ((Scheduling.SchedulerContext)c!).TryRunOne(), context, System.Threading.Tasks.TaskCreationOptions.DenyChildAttach);
-        task.RunSynchronously(System.Threading.Tasks.TaskScheduler.Default);
-        return task.GetAwaiter().GetResult();
+        return RuntimeHelpers.TryEnsureSufficientExecutionStack()
+            ? RunInDefaultSchedulerTask(static c => ((Scheduling.SchedulerContext)c!).TryRunOne(), context)
+            : context.TryRunOne();
     }
 
     /// <summary>
@@ -119,14 +114,22 @@ internal static class ExecutionContextHelper
     /// </summary>
     internal static void TryRunInlineOutsideTaskScheduler(Jobs.JobCell cell)
     {
-        if (!RuntimeHelpers.TryEnsureSufficientExecutionStack())
+        // With too little stack it stays queued, as before: run inline here, it would see the caller's scheduler.
+        if (RuntimeHelpers.TryEnsureSufficientExecutionStack())
         {
-            return; // it stays queued, as before: run inline here, it would see the caller's scheduler
+            RunInDefaultSchedulerTask(static c => ((Jobs.JobCell)c!).TryRunInline(PerThread.Current), cell);
         }
+    }
 
-        var task = new System.Threading.Tasks.Task(static c => ((Jobs.JobCell)c!).TryRunInline(PerThread.Current), cell, System.Threading.Tasks.TaskCreationOptions.DenyChildAttach);
+    /// <summary>
+    /// Runs <paramref name="body"/> inside a task of the default scheduler, synchronously on this
+    /// thread (see the hazards in <see cref="TryRunOneOutsideTaskScheduler"/>; the caller has checked the stack).
+    /// </summary>
+    private static bool RunInDefaultSchedulerTask(Func<object?, bool> body, object state)
+    {
+        var task = new System.Threading.Tasks.Task<bool>(body, state, System.Threading.Tasks.TaskCreationOptions.DenyChildAttach);
         task.RunSynchronously(System.Threading.Tasks.TaskScheduler.Default);
-        task.GetAwaiter().GetResult();
+        return task.GetAwaiter().GetResult();
     }
 
     /// <summary>
