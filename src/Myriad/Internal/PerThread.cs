@@ -34,6 +34,9 @@ internal sealed class PerThread
     /// </summary>
     internal int InlineBudget;
 
+    /// <summary>Blocking waits on this thread's stack that run other work on top of their frame (see <c>BlockingWaiter</c>, "Stack depth").</summary>
+    internal int HelpingWaits;
+
     /// <summary>Work the trampoline deferred on a thread that runs no scheduler.</summary>
     internal WorkQueue? Deferred;
 

@@ -30,6 +30,11 @@ internal static class ThrowHelper
     internal static InvalidOperationException ConsumedTwice() => new(
         "This Job handle is no longer valid: its result was already consumed (the job was awaited twice or its result read twice) and its pooled state reused. A Job may be awaited only once; use AsTask() to share its result.");
 
+    /// <summary>A blocking wait with too little stack left to run a runtime's work nested on it, where no other thread can run that work meanwhile (see <c>BlockingWaiter</c>).</summary>
+    [DoesNotReturn]
+    internal static void ThrowWaitNestedTooDeep() => throw new InsufficientExecutionStackException(
+        "Job.Wait() (or Run) is nested too deeply: every blocking wait on a runtime's thread runs the runtime's other jobs on top of its own frame, one more would overflow the stack, and no other thread is left to run them (a single-threaded runtime has only its driving thread; a multi-threaded one had all its spare threads in use, see RuntimeOptions.MaxSpareThreads). Await the job instead of blocking on it.");
+
     [DoesNotReturn]
     internal static void ThrowAlreadyCompleted() => throw new InvalidOperationException(
         "The job or promise was already completed.");

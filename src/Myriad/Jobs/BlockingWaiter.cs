@@ -1,4 +1,5 @@
 using System;
+using System.Runtime.CompilerServices;
 using System.Threading;
 using System.Threading.Tasks;
 using Myriad.Internal;
@@ -22,6 +23,21 @@ namespace Myriad.Jobs;
 ///    sleep on a monitor until the completion pulses it.
 /// The waiter registers itself as the job's one continuation, so waiting counts as awaiting:
 /// waiting twice, or awaiting and waiting, throws like awaiting twice.
+/// <para><b>Stack depth.</b> Strategies 1 and 2 run work on top of the waiting frame, and that work
+/// may block in turn: 20,000 jobs each blocked in <c>Wait()</c> on a promise nested 20,000 frames
+/// deep on one worker and ended the process with a stack overflow. A wait nested in work that an
+/// outer wait runs (<see cref="PerThread.HelpingWaits"/>) helps only while enough stack is left
+/// (<see cref="RuntimeHelpers.TryEnsureSufficientExecutionStack"/>, the check the TPL makes before it
+/// runs a task inline, which keeps about 128 KiB in reserve). Past that: on a worker of a
+/// multi-threaded runtime it blocks as strategy 3 does (a spare thread first hands back the items it
+/// stole, which nobody else could see), and the other workers, or a spare thread once every worker
+/// is stuck, run what is queued. Where nobody else could run that work (the thread that drives a
+/// single-threaded runtime, or a multi-threaded runtime whose spare threads are all in use or
+/// disabled; see <see cref="SchedulerContext.MayBlockWithoutHelping"/>), the wait throws
+/// <see cref="InsufficientExecutionStackException"/> into the job instead of blocking for good. The
+/// outermost wait of a thread always helps: a worker started with a stack near the smallest
+/// allowed (<see cref="RuntimeOptions.ThreadStackSize"/>) has less than that reserve from the start,
+/// and its first wait helps as it always did.</para>
 /// </remarks>
 internal sealed class BlockingWaiter : WorkItem
 {
@@ -40,6 +56,22 @@ internal sealed class BlockingWaiter : WorkItem
         SchedulerContext? context = state.Context;
         if (context is { CanHelpWhileWaiting: false })
         {
+            context = null;
+        }
+
+        // See "Stack depth" above. Checked before anything is registered, so a throw leaves the job
+        // as it was.
+        bool mayHelp = state.HelpingWaits == 0 || RuntimeHelpers.TryEnsureSufficientExecutionStack();
+        if (!mayHelp)
+        {
+            if (context is { MayBlockWithoutHelping: false } || (cell.OwnerRuntime is SingleThreadRuntime other && context?.Runtime != other))
+            {
+                ThrowHelper.ThrowWaitNestedTooDeep();
+            }
+
+            // A spare thread's stolen items are invisible to the others (a worker's run queue and
+            // next-job slot are not): left there, the job waited for could be among them.
+            context?.ExposeQueuedWork();
             context = null;
         }
 
@@ -67,6 +99,7 @@ internal sealed class BlockingWaiter : WorkItem
             // Meanwhile a worker helps its own runtime; a plain thread sleeps.
             waiter._context = null;
             SynchronizationContext? frameSync = ExecutionContextHelper.HideSynchronizationContext();
+            state.HelpingWaits++;
             try
             {
                 while (!single.TryDriveUntilComplete(cell, token, waiter) && !cell.IsCompleted(token))
@@ -79,6 +112,7 @@ internal sealed class BlockingWaiter : WorkItem
             }
             finally
             {
+                state.HelpingWaits--;
                 SynchronizationContext.SetSynchronizationContext(frameSync);
             }
 
@@ -89,7 +123,7 @@ internal sealed class BlockingWaiter : WorkItem
             return;
         }
 
-        if (MayRunInline(owner, state) && cell.TryRunInline(state) && cell.IsCompletedUnchecked)
+        if (mayHelp && MayRunInline(owner, state) && TryRunInline(cell, state))
         {
             state.CachedWaiter = waiter;
             return;
@@ -111,6 +145,7 @@ internal sealed class BlockingWaiter : WorkItem
             // that calls Wait()): the items then run inside a task of the default scheduler.
             SynchronizationContext? frameSync = ExecutionContextHelper.HideSynchronizationContext();
             bool hideScheduler = ExecutionContextHelper.InNonDefaultTaskScheduler;
+            state.HelpingWaits++;
             try
             {
                 while (!waiter._done)
@@ -123,6 +158,7 @@ internal sealed class BlockingWaiter : WorkItem
             }
             finally
             {
+                state.HelpingWaits--;
                 SynchronizationContext.SetSynchronizationContext(frameSync);
             }
         }
@@ -165,6 +201,20 @@ internal sealed class BlockingWaiter : WorkItem
 
         waiter._context = null;
         state.CachedWaiter = waiter;
+    }
+
+    /// <summary>Strategy 1, counted as a helping wait: the job's body runs on top of this frame and may wait in turn.</summary>
+    private static bool TryRunInline(JobCell cell, PerThread state)
+    {
+        state.HelpingWaits++;
+        try
+        {
+            return cell.TryRunInline(state) && cell.IsCompletedUnchecked;
+        }
+        finally
+        {
+            state.HelpingWaits--;
+        }
     }
 
     /// <summary>

@@ -13,6 +13,14 @@ public sealed partial class MultiThreadRuntime
     /// <summary>Spare threads alive now (diagnostics and tests).</summary>
     internal int LiveSpareCount => Volatile.Read(ref _liveSpares);
 
+    /// <summary>
+    /// Whether a worker or spare may block without running work (see <c>BlockingWaiter</c>, "Stack
+    /// depth"): while a spare thread can still start, the watchdog hands the queued work to one once
+    /// every thread is stuck; with all of them in use (or none allowed) the blocked wait could be
+    /// the one that nothing is left to serve.
+    /// </summary>
+    internal bool MayBlockWithoutHelping => LiveSpareCount < _options.MaxSpareThreads;
+
     /// <summary>Spare threads started so far (diagnostics and tests).</summary>
     internal long SparesStarted => Volatile.Read(ref _sparesStarted);
 

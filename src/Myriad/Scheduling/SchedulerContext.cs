@@ -73,6 +73,22 @@ internal abstract class SchedulerContext(JobRuntime runtime, bool lent = false)
     /// <summary>Whether a blocking wait on this thread should run this scheduler's work meanwhile.</summary>
     internal virtual bool CanHelpWhileWaiting => true;
 
+    /// <summary>
+    /// Called on the owner thread before it blocks without running work (a blocking wait with too
+    /// little stack left; see <c>BlockingWaiter</c>): hands whatever only this thread can see to the
+    /// others, since nothing else would run it until the wait ends, and the wait may be for it.
+    /// </summary>
+    internal virtual void ExposeQueuedWork()
+    {
+    }
+
+    /// <summary>
+    /// Whether the owner thread may block without running work (a blocking wait with too little
+    /// stack left): only where some other thread can run this scheduler's work meanwhile. False for
+    /// a single-threaded runtime's driver, which is the only such thread.
+    /// </summary>
+    internal virtual bool MayBlockWithoutHelping => false;
+
     /// <summary>Installs <paramref name="context"/> as the thread's context and returns the previous one.</summary>
     internal static SchedulerContext? Enter(SchedulerContext context)
     {

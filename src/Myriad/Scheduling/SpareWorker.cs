@@ -88,6 +88,11 @@ internal sealed class SpareWorker : SchedulerContext
 
     internal override void Wake() => _parker.Unpark();
 
+    /// <summary>The items it stole are in its own run queue, which nobody else searches: they go back to the injection queue.</summary>
+    internal override void ExposeQueuedWork() => HandBackStolen();
+
+    internal override bool MayBlockWithoutHelping => _runtime.MayBlockWithoutHelping;
+
     /// <summary>Starts the thread; <see cref="MultiThreadRuntime.OnSpareExited"/> runs when it leaves.</summary>
     internal void Start()
     {

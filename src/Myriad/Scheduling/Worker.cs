@@ -190,6 +190,8 @@ internal sealed partial class Worker : SchedulerContext
 
     internal override void Wake() => Parker.Unpark();
 
+    internal override bool MayBlockWithoutHelping => _runtime.MayBlockWithoutHelping;
+
     private void RunLoop()
     {
         Enter(this);

@@ -1,0 +1,164 @@
+using System;
+using System.Linq;
+using System.Threading;
+using System.Threading.Tasks;
+using Myriad.Scheduling;
+using Myriad.Tests.Support;
+using Xunit;
+
+namespace Myriad.Tests.Jobs;
+
+/// <summary>
+/// Blocking waits nested in the work that outer blocking waits run on the same thread: each adds
+/// frames, and past the stack's reserve a wait stops helping (multi-threaded runtime) or throws
+/// (single-threaded runtime) instead of overflowing the stack, which would end the process.
+/// The threads get small stacks, so a few thousand waits go far past what one stack holds.
+/// </summary>
+public class BlockingWaiterDepthTests
+{
+    private const int SmallStack = 256 << 10;
+
+    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(60);
+
+    private static MultiThreadRuntime NewSmallStackRuntime(int workers = 2) =>
+        new(new RuntimeOptions { WorkerCount = workers, ThreadStackSize = SmallStack });
+
+    [Fact]
+    public void Wait_ThousandsOfJobsBlockedOnPromisesOnOneRuntime_EveryJobReturns()
+    {
+        const int Count = 3000;
+        using MultiThreadRuntime runtime = NewSmallStackRuntime();
+        Promise<int>[] promises = Enumerable.Range(0, Count).Select(_ => new Promise<int>()).ToArray();
+        var started = new StrongBox(0);
+        Job<int>[] jobs = promises
+            .Select(p => runtime.Spawn((p, started), static s =>
+            {
+                Interlocked.Increment(ref s.started.Value);
+                return Job.FromResult(s.p.Job.Wait());
+            }))
+            .ToArray();
+
+        // Every body starts and blocks, nested on a worker's or a spare's stack, before any promise is set.
+        Assert.True(SpinWait.SpinUntil(() => Volatile.Read(ref started.Value) == Count, Timeout), $"{Volatile.Read(ref started.Value)} of {Count} bodies started");
+        foreach (Promise<int> promise in promises)
+        {
+            promise.SetResult(1);
+        }
+
+        Task<int> sum = Task.Run(() => jobs.Sum(j => j.Wait()));
+        Assert.True(sum.Wait(Timeout), "the waits never returned");
+        Assert.Equal(Count, sum.Result);
+    }
+
+    private static int SpawnAndWait(JobRuntime runtime, int depth) =>
+        depth == 0 ? 0 : 1 + runtime.Spawn((runtime, depth), static s => Job.FromResult(SpawnAndWait(s.runtime, s.depth - 1))).Wait();
+
+    [Fact]
+    public void Wait_RecursiveSpawnAndWaitDeeperThanAThreadsStack_Returns()
+    {
+        // The levels run on the pool thread that calls Run (about 5,000 fit on its stack), then on
+        // the workers and spare threads, a few hundred levels on each.
+        const int Depth = 10_000;
+        using MultiThreadRuntime runtime = NewSmallStackRuntime();
+        Task<int> result = Task.Run(() => runtime.Run((runtime, Depth), static s => Job.FromResult(SpawnAndWait(s.runtime, s.Depth))));
+        Assert.True(result.Wait(Timeout), "the recursion never returned");
+        Assert.Equal(Depth, result.Result);
+    }
+
+    [Fact]
+    public void Wait_RecursionDeeperThanTheSpareThreadsCanHold_ThrowsInsufficientExecutionStack()
+    {
+        // With the spare threads all in use, blocking one more thread could leave the job it waits
+        // for with nobody to run it: the wait throws instead of hanging.
+        const int Depth = 20_000;
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2, ThreadStackSize = SmallStack, MaxSpareThreads = 2 });
+        Task<int> result = Task.Run(() => runtime.Run((runtime, Depth), static s => Job.FromResult(SpawnAndWait(s.runtime, s.Depth))));
+        Assert.True(((IAsyncResult)result).AsyncWaitHandle.WaitOne(Timeout), "the recursion never ended");
+        AggregateException error = Assert.Throws<AggregateException>(() => result.Wait());
+        Assert.IsType<InsufficientExecutionStackException>(error.GetBaseException());
+    }
+
+    [Fact]
+    public void Wait_OutermostOnAWorkerWithTheSmallestStack_RunsTheJobInline()
+    {
+        // Less than the stack's reserve from the start: the first wait still runs the spawned job
+        // itself (with no spare threads and one worker, nobody else could).
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1, ThreadStackSize = RuntimeOptions.MinThreadStackSize, MaxSpareThreads = 0 });
+        Task<int> result = Task.Run(() => runtime.Run(runtime, static r => Job.FromResult(r.Spawn(41, static n => Job.FromResult(n + 1)).Wait())));
+        Assert.True(result.Wait(Timeout), "the wait never returned");
+        Assert.Equal(42, result.Result);
+    }
+
+    private static int NestedRun(CurrentThreadRuntime runtime, int depth) =>
+        depth == 0 ? 0 : 1 + runtime.Run((runtime, depth), static s => Job.FromResult(NestedRun(s.runtime, s.depth - 1)));
+
+    [Fact]
+    public void Run_NestedTooDeepOnASingleThreadedRuntime_ThrowsInsufficientExecutionStack()
+    {
+        TestHelpers.OnThread(
+            () =>
+            {
+                using var runtime = new CurrentThreadRuntime();
+                InsufficientExecutionStackException error = Assert.Throws<InsufficientExecutionStackException>(() => NestedRun(runtime, 100_000));
+                Assert.Contains("nested too deeply", error.Message, StringComparison.Ordinal);
+
+                // The runtime still works once the nested frames unwound.
+                Assert.Equal(5, runtime.Run(5, static n => Job.FromResult(n)));
+            },
+            stackSize: SmallStack,
+            timeout: Timeout);
+    }
+
+    [Fact]
+    public void Wait_ManyJobsBlockedOnPromisesOnASingleThreadedRuntime_TheDeepOnesFailInsteadOfOverflowing()
+    {
+        const int Count = 3000;
+        (int ok, int tooDeep) = TestHelpers.OnThread(
+            () =>
+            {
+                using var runtime = new CurrentThreadRuntime();
+                Promise<int>[] promises = Enumerable.Range(0, Count).Select(_ => new Promise<int>()).ToArray();
+                Task setter = Task.Run(async () =>
+                {
+                    await Task.Delay(100);
+                    foreach (Promise<int> promise in promises)
+                    {
+                        promise.SetResult(1);
+                    }
+                });
+
+                (int, int) counts = runtime.Run(promises, static async ps =>
+                {
+                    JobRuntime runtime = JobRuntime.Current!;
+                    Job<int>[] jobs = ps.Select(p => runtime.Spawn(p, static p => Job.FromResult(p.Job.Wait()))).ToArray();
+                    int ok = 0, tooDeep = 0;
+                    foreach (Job<int> job in jobs)
+                    {
+                        try
+                        {
+                            ok += await job;
+                        }
+                        catch (InsufficientExecutionStackException)
+                        {
+                            tooDeep++;
+                        }
+                    }
+
+                    return (ok, tooDeep);
+                });
+                setter.Wait();
+                return counts;
+            },
+            stackSize: SmallStack,
+            timeout: Timeout);
+
+        Assert.Equal(Count, ok + tooDeep);
+        Assert.True(ok > 0, "no wait returned");
+        Assert.True(tooDeep > 0, "no wait was refused: the stack held them all, so the test proves nothing");
+    }
+
+    private sealed class StrongBox(int value)
+    {
+        public int Value = value;
+    }
+}
