@@ -83,8 +83,8 @@ public readonly partial struct Job
 
     /// <summary>A <see cref="Task"/> that completes with the job. Consumes the job.</summary>
     public Task AsTask() =>
-        _inner._box is not { } box || box.IsCompletedNoThrow(_inner._token) || box.ConsumingRunsUserCode ? AsValueTask().AsTask() // see Job<T>.AsTask
-        : box.OwnerRuntime is Scheduling.SingleThreadRuntime ? _inner.AsTask() // a blocking wait on it can drive the runtime (see Job<T>.AsTask)
+        _inner._box is not { } box || box.IsCompletedNoThrow(_inner._token) ? AsValueTask().AsTask()
+        : box.ConsumingRunsUserCode || box.OwnerRuntime is Scheduling.SingleThreadRuntime ? _inner.AsTask() // a select's handler, or a blocking wait that can drive the runtime (see Job<T>.AsTask)
         : Interop.TaskBridge<VoidResult>.Untyped(_inner);
 
     /// <summary>A completed job with a result; allocates nothing.</summary>

@@ -170,9 +170,20 @@ public readonly struct Job<T>
     /// could never complete. A timed wait (<c>Wait(TimeSpan)</c>) does not drive.
     /// </remarks>
     public Task<T> AsTask() =>
-        _box is not { } box || box.IsCompletedNoThrow(_token) || box.ConsumingRunsUserCode ? AsValueTask().AsTask() // a select's handler must not run where the select completes
+        _box is not { } box || box.IsCompletedNoThrow(_token) ? AsValueTask().AsTask()
+        : box.ConsumingRunsUserCode ? ConsumedInJobForTask(this)
         : box.OwnerRuntime is SingleThreadRuntime single ? DrivenTask.Create(this, single) // a blocking wait on it can drive the runtime
         : TaskBridge<T>.Typed(this);
+
+    /// <summary>
+    /// <see cref="AsTask"/> of a pending select: its handler runs when the result is consumed, which
+    /// must happen in a job of the caller's runtime (<see cref="Adapters.ConsumeForTask{T}"/>), not
+    /// where the select completes. Off every runtime (a plain thread) there is no such job to run
+    /// it in, and the task's own continuation consumes it, as for any <c>ValueTask</c>: the handler
+    /// then runs on the thread pool (or inline on a plain completer's thread), never on a runtime's thread.
+    /// </summary>
+    private static Task<T> ConsumedInJobForTask(Job<T> job) =>
+        SchedulerContext.Current is null ? job.AsValueTask().AsTask() : Adapters.ConsumeForTask(job).AsTask();
 
     /// <summary>This job without its result.</summary>
     public Job AsJob() => _box is null ? Job.CompletedJob : Job.FromUntyped(Jobs.Adapters.Discard(this));

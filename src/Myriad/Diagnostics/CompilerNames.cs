@@ -55,6 +55,7 @@ internal static class CompilerNames
     {
         ["Adapters.Discard"] = "Job<T>.AsJob",
         ["Adapters.Forward"] = "Job.AsValueTask",
+        ["Adapters.ConsumeForTask"] = "Job.AsTask",
         ["Job.WhenAllCore"] = "Job.WhenAll",
         ["Chan.SendAllAsync.SendAllCoreAsync"] = "Chan<T>.SendAllAsync",
         ["ScopeCore.SpawnAsync.SpawnAfterSlotAsync"] = "JobScope.SpawnAsync",

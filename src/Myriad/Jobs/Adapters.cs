@@ -65,4 +65,13 @@ internal static class Adapters
     /// inline receiver).
     /// </summary>
     internal static async Job<T> Forward<T>(Job<T> job) => await job;
+
+    /// <summary>
+    /// Awaits a select's job in a job of its own, for <see cref="Job{T}.AsTask"/>: the handler runs
+    /// when the result is consumed, and consumed by the task's own continuation it ran on whatever
+    /// thread completed the select (a pool thread, beside the jobs of a current-thread runtime, and
+    /// at a moment no seed chose). Called on the caller's thread, this job belongs to the caller's
+    /// runtime, so the handler runs there, at a step that runtime schedules.
+    /// </summary>
+    internal static async Job<T> ConsumeForTask<T>(Job<T> job) => await job;
 }

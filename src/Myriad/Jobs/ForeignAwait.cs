@@ -131,6 +131,9 @@ internal sealed class ForeignAwait : WorkItem
 
     internal override bool WakesOutside(JobRuntime runtime) => _resumeOn != runtime; // it sends its job home
 
+    /// <summary>Whether the parked job belongs to no runtime (it suspended on a thread of none), so its resume has no home to go to.</summary>
+    internal bool ResumesOnNoRuntime => _resumeOn is null;
+
     /// <summary>Diagnostics: the Myriad cell a pending resume is registered on through a <c>ValueTask</c>; null otherwise.</summary>
     internal JobCell? PendingCell => _armed ? _registeredOn : null;
 

@@ -139,6 +139,13 @@ internal sealed class ForeignContinuation : WorkItem
             case JobCell { IsJobOfNoRuntime: true } job:
                 Trampoline.RunOnThreadPool(job);
                 return true;
+            case ForeignAwait { ResumesOnNoRuntime: true } foreign:
+                // A job of no runtime awaiting through a ValueTask (a ChannelReader view's ReadAsync,
+                // AsValueTask()): registered as its own resume (see JobBox.OnCompletedFromValueTask),
+                // it has no runtime to go home to, and run inline it ran inside the sender's TrySend,
+                // which waited for it (a consumer that then waited for its producer hung).
+                Trampoline.RunOnThreadPool(foreign);
+                return true;
             default:
                 return false;
         }

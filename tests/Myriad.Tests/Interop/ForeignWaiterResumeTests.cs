@@ -127,6 +127,89 @@ public sealed class ForeignWaiterResumeTests
         }
     }
 
+    // A job of no runtime that waits through a ValueTask registers its own resume on the cell (so a
+    // job of a runtime goes home at once): that resume, too, must not run inside a plain waker's call.
+
+    [Fact]
+    public void ReaderReadAsync_JobOfNoRuntimeAndAPlainWriterThread_JobResumesOutsideTryWrite()
+    {
+        var chan = Chan.Unbuffered<int>();
+        AssertJobResumesOutsideTheCall(async () => await chan.Reader.ReadAsync(), () => Assert.True(chan.Writer.TryWrite(1)));
+    }
+
+    [Fact]
+    public void ReaderWaitToReadAsync_JobOfNoRuntimeAndAPlainThreadCloses_JobResumesOutsideClose()
+    {
+        var chan = Chan.Bounded<int>(4);
+        AssertJobResumesOutsideTheCall(async () => Assert.False(await chan.Reader.WaitToReadAsync()), () => chan.Close());
+    }
+
+    [Fact]
+    public void WriterWriteAsync_JobOfNoRuntimeAndAPlainReceiverThread_JobResumesOutsideTryReceive()
+    {
+        var chan = Chan.Unbuffered<int>();
+        AssertJobResumesOutsideTheCall(async () => await chan.Writer.WriteAsync(1), () => Assert.True(chan.TryReceive(out _)));
+    }
+
+    [Fact]
+    public void ReceiveOkAsyncAsValueTask_JobOfNoRuntimeAndAPlainSenderThread_JobResumesOutsideTheSend()
+    {
+        var chan = Chan.Unbounded<int>();
+        AssertJobResumesOutsideTheCall(async () => Assert.True((await chan.ReceiveOkAsync().AsValueTask()).Ok), () => Assert.True(chan.TrySend(1)));
+    }
+
+    [Fact]
+    public void WaitGroupWaitAsyncAsValueTask_JobOfNoRuntimeAndAPlainThreadCallsDone_JobResumesOutsideDone()
+    {
+        var group = new WaitGroup();
+        group.Add();
+        AssertJobResumesOutsideTheCall(async () => await group.WaitAsync().AsValueTask(), () => group.Done());
+    }
+
+    [Fact]
+    public void LockAsyncAsValueTask_JobOfNoRuntimeAndAPlainThreadReleases_JobResumesOutsideTheRelease()
+    {
+        var mutex = new JobMutex();
+        JobMutex.Releaser held = mutex.LockAsync().Wait();
+        AssertJobResumesOutsideTheCall(
+            async () =>
+            {
+                using JobMutex.Releaser mine = await mutex.LockAsync().AsValueTask();
+            },
+            () => held.Dispose());
+    }
+
+    /// <summary>
+    /// As <see cref="AssertResumesOutsideTheCall"/>, for an <c>async Job</c> method called directly on
+    /// a plain thread (a job of no runtime) that runs <paramref name="wait"/>.
+    /// </summary>
+    private static void AssertJobResumesOutsideTheCall(Func<Job> wait, Action wake)
+    {
+        using var callReturned = new ManualResetEventSlim();
+        int wakerThread = 0;
+        Job<(bool SawTheCallReturn, int Thread)> consumer = TestHelpers.OnThread(() => WaitThenLook(wait, callReturned));
+        TestThread thread = TestThread.Start(
+            () =>
+            {
+                wakerThread = Environment.CurrentManagedThreadId;
+                wake();
+                callReturned.Set();
+            },
+            "waker");
+        Assert.True(thread.Join(Bounded.Limit));
+        Task<(bool SawTheCallReturn, int Thread)> done = consumer.AsTask();
+        Assert.True(done.Wait(Bounded.Limit));
+        (bool sawTheCallReturn, int resumedOn) = done.Result;
+        Assert.True(sawTheCallReturn, "the job ran inside the waker's call");
+        Assert.NotEqual(wakerThread, resumedOn);
+
+        static async Job<(bool, int)> WaitThenLook(Func<Job> wait, ManualResetEventSlim callReturned)
+        {
+            await wait();
+            return (callReturned.Wait(TimeSpan.FromSeconds(2)), Environment.CurrentManagedThreadId);
+        }
+    }
+
     [Fact]
     public void LockAsyncWithWaitAsync_PlainThreadReleases_WaiterResumesOutsideTheRelease()
     {
