@@ -19,7 +19,8 @@ public readonly partial struct Job
     /// it throws the first job's <see cref="OperationCanceledException"/>.
     /// </summary>
     /// <remarks>The handles are copied before this returns, as <c>Task.WhenAll</c> copies its array:
-    /// the caller may reuse <paramref name="jobs"/> at once.</remarks>
+    /// the caller may reuse <paramref name="jobs"/> at once. A job given twice is awaited once: the
+    /// combined job then fails with an <see cref="ArgumentException"/> naming both indexes.</remarks>
     /// <exception cref="ArgumentNullException"><paramref name="jobs"/> is null.</exception>
     public static Job WhenAll(params Job[] jobs)
     {
@@ -42,7 +43,9 @@ public readonly partial struct Job
     /// over a cancellation.
     /// </summary>
     /// <remarks>
-    /// <para>The handles are copied before this returns: the caller may reuse <paramref name="jobs"/> at once.</para>
+    /// <para>The handles are copied before this returns: the caller may reuse <paramref name="jobs"/> at once.
+    /// A job given twice is awaited once: the combined job then fails with an
+    /// <see cref="ArgumentException"/> naming both indexes.</para>
     /// <para><b>Results that must be disposed.</b> When one job fails, the results of the jobs that
     /// succeeded can no longer reach the caller. Those that implement <see cref="IDisposable"/> (a
     /// <see cref="Coordination.JobMutex.Releaser"/> or a <see cref="Coordination.JobSemaphore.Releaser"/>,
@@ -75,15 +78,15 @@ public readonly partial struct Job
     private static async Job WhenAllCore(Job[] jobs)
     {
         var outcome = new AllOutcome();
-        foreach (Job job in jobs)
+        for (int i = 0; i < jobs.Length; i++)
         {
             try
             {
-                await job;
+                await jobs[i];
             }
             catch (Exception e)
             {
-                outcome.Add(e);
+                outcome.Add(NameRepeat(jobs, i, e, static j => (j._inner._box, j._inner._token)));
             }
         }
 
@@ -107,7 +110,7 @@ public readonly partial struct Job
             }
             catch (Exception e)
             {
-                outcome.Add(e);
+                outcome.Add(NameRepeat(jobs, i, e, static j => (j._box, j._token)));
             }
         }
 
@@ -134,6 +137,33 @@ public readonly partial struct Job
 
         outcome.ThrowIfAny();
         return results; // unreachable
+    }
+
+    /// <summary>
+    /// The failure of the await of <paramref name="jobs"/>[<paramref name="index"/>]: for a handle
+    /// given twice, whose second await found the job consumed by the first (the stale-handle
+    /// misuse), an <see cref="ArgumentException"/> naming both indexes, as <c>WhenAny</c> names them.
+    /// <c>WhenAny</c> refuses the repeat before it watches anything, since a repeat would decide its
+    /// race; here it fails only the combined job, so it is named after the fact, at no cost to the
+    /// calls that pass each job once (checking up front takes a set as large as the input).
+    /// </summary>
+    private static Exception NameRepeat<TJob>(TJob[] jobs, int index, Exception error, Func<TJob, (JobCell? Cell, short Token)> handleOf)
+    {
+        if (error is InvalidOperationException && handleOf(jobs[index]) is ({ } cell, short token))
+        {
+            for (int k = 0; k < index; k++)
+            {
+                (JobCell? other, short otherToken) = handleOf(jobs[k]);
+                if (ReferenceEquals(other, cell) && otherToken == token)
+                {
+                    return new ArgumentException(
+                        $"The job at index {index} is the job at index {k}: a job is awaited once, so WhenAll cannot await it twice. Pass each job once.",
+                        "jobs");
+                }
+            }
+        }
+
+        return error;
     }
 
     /// <summary>

@@ -147,6 +147,47 @@ public sealed class CombinatorTests
         Sync.Result(job);
     }
 
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void WhenAllT_SameJobTwice_FailsWithArgumentExceptionNamingBothIndexes(bool completedFirst)
+    {
+        var promises = new[] { new Promise<int>(), new Promise<int>(), new Promise<int>() };
+        Job<int> twice = promises[1].Job;
+        if (completedFirst)
+        {
+            promises[1].SetResult(1);
+        }
+
+        Job<int[]> all = Job.WhenAll(promises[0].Job, twice, promises[2].Job, twice);
+        foreach (Promise<int> promise in promises)
+        {
+            promise.TrySetResult(7);
+        }
+
+        var error = Assert.Throws<ArgumentException>(() => all.Wait());
+        Assert.Equal("jobs", error.ParamName);
+        Assert.Contains("index 3 is the job at index 1", error.Message);
+    }
+
+    [Fact]
+    public void WhenAll_SameJobTwiceUntyped_FailsWithArgumentExceptionNamingBothIndexes()
+    {
+        var promise = new Promise<int>();
+        Job job = Untyped(promise.Job);
+        Job all = Job.WhenAll(job, Job.CompletedJob, job);
+        promise.SetResult(1);
+        var error = Assert.Throws<ArgumentException>(() => all.Wait());
+        Assert.Contains("index 2 is the job at index 0", error.Message);
+    }
+
+    [Fact]
+    public void WhenAllT_SameCompletedValueTwice_ReturnsBoth()
+    {
+        Job<int> done = Job.FromResult(7);
+        Assert.Equal(new[] { 7, 7 }, Sync.Result(Job.WhenAll(done, done)));
+    }
+
     [Fact]
     public void WhenAnyT_SameCompletedValueTwice_FirstWins()
     {
