@@ -2,6 +2,7 @@ using System;
 using System.Collections.Generic;
 using System.Linq;
 using System.Threading;
+using Myriad.Internal;
 using Myriad.Jobs;
 
 namespace Myriad;
@@ -20,7 +21,8 @@ public readonly partial struct Job
     /// </summary>
     /// <remarks>The handles are copied before this returns, as <c>Task.WhenAll</c> copies its array:
     /// the caller may reuse <paramref name="jobs"/> at once. A job given twice is awaited once: the
-    /// combined job then fails with an <see cref="ArgumentException"/> naming both indexes.</remarks>
+    /// combined job then fails, and its failures (<see cref="GetAllFailures"/>) include an
+    /// <see cref="ArgumentException"/> naming both indexes.</remarks>
     /// <exception cref="ArgumentNullException"><paramref name="jobs"/> is null.</exception>
     public static Job WhenAll(params Job[] jobs)
     {
@@ -44,8 +46,8 @@ public readonly partial struct Job
     /// </summary>
     /// <remarks>
     /// <para>The handles are copied before this returns: the caller may reuse <paramref name="jobs"/> at once.
-    /// A job given twice is awaited once: the combined job then fails with an
-    /// <see cref="ArgumentException"/> naming both indexes.</para>
+    /// A job given twice is awaited once: the combined job then fails, and its failures
+    /// (<see cref="GetAllFailures"/>) include an <see cref="ArgumentException"/> naming both indexes.</para>
     /// <para><b>Results that must be disposed.</b> When one job fails, the results of the jobs that
     /// succeeded can no longer reach the caller. Those that implement <see cref="IDisposable"/> (a
     /// <see cref="Coordination.JobMutex.Releaser"/> or a <see cref="Coordination.JobSemaphore.Releaser"/>,
@@ -145,11 +147,13 @@ public readonly partial struct Job
     /// misuse), an <see cref="ArgumentException"/> naming both indexes, as <c>WhenAny</c> names them.
     /// <c>WhenAny</c> refuses the repeat before it watches anything, since a repeat would decide its
     /// race; here it fails only the combined job, so it is named after the fact, at no cost to the
-    /// calls that pass each job once (checking up front takes a set as large as the input).
+    /// calls that pass each job once (checking up front takes a set as large as the input). Only
+    /// that misuse's own exception starts the scan: many jobs failing with an
+    /// <see cref="InvalidOperationException"/> of their own must not make the call quadratic.
     /// </summary>
     private static Exception NameRepeat<TJob>(TJob[] jobs, int index, Exception error, Func<TJob, (JobCell? Cell, short Token)> handleOf)
     {
-        if (error is InvalidOperationException && handleOf(jobs[index]) is ({ } cell, short token))
+        if (ThrowHelper.IsAwaitedOrConsumedTwice(error) && handleOf(jobs[index]) is ({ } cell, short token))
         {
             for (int k = 0; k < index; k++)
             {

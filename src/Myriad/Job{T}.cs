@@ -168,6 +168,9 @@ public readonly struct Job<T>
     /// runtime on the waiting thread until the job completes, and throws
     /// <see cref="InvalidOperationException"/> on the thread that already drives it, where the job
     /// could never complete. A timed wait (<c>Wait(TimeSpan)</c>) does not drive.
+    /// The task of a pending select (<see cref="Channels.SelectBuilder.AsJob{T}"/>) taken inside a job
+    /// completes only after its handler ran in a job of that job's runtime: a blocking wait on it from
+    /// that runtime's thread waits for the runtime, as for any of its jobs.
     /// </remarks>
     public Task<T> AsTask() =>
         _box is not { } box || box.IsCompletedNoThrow(_token) ? AsValueTask().AsTask()

@@ -145,6 +145,17 @@ internal static class MyriadDefaults
     internal static readonly int HelpLoopParkMilliseconds = ReadInt("Myriad.HelpLoopParkMilliseconds", 1, 1, 1000);
 
     /// <summary>
+    /// The stack a blocking wait nested in another's helping keeps in reserve before it runs more
+    /// work on top of itself, on a thread Myriad started with a known stack size
+    /// (<c>RuntimeOptions.ThreadStackSize</c>); at most half that size. 128 KiB: the reserve
+    /// <c>RuntimeHelpers.TryEnsureSufficientExecutionStack</c> keeps on 64-bit (measured: it turns
+    /// false with about 128 KiB left), which is the check on every other thread; half of a 128 KiB
+    /// stack, the smallest allowed, still holds the 48 inline levels the trampoline runs (about 48 KiB).
+    /// AppContext key: <c>Myriad.NestedWaitStackReserve</c> (bytes).
+    /// </summary>
+    internal static readonly int NestedWaitStackReserve = ReadInt("Myriad.NestedWaitStackReserve", 128 * 1024, 16 * 1024, 64 * 1024 * 1024);
+
+    /// <summary>
     /// Stack size in bytes of each multi-threaded runtime's lazy-wake watchdog thread. It runs a
     /// short loop of its own (no user code, no jobs), so 256 KiB is ample where the platform default
     /// would reserve 8 MiB per runtime; the minimum the runtime accepts is far below it.

@@ -37,6 +37,21 @@ internal sealed class PerThread
     /// <summary>Blocking waits on this thread's stack that run other work on top of their frame (see <c>BlockingWaiter</c>, "Stack depth").</summary>
     internal int HelpingWaits;
 
+    /// <summary>The stack size a runtime started this thread with (a worker or spare, <c>RuntimeOptions.ThreadStackSize</c>), or 0 where unknown.</summary>
+    internal int OwnStackSize;
+
+    /// <summary>An address near the base of that stack (taken as the thread's loop began); meaningful only where <see cref="OwnStackSize"/> is set.</summary>
+    internal nint OwnStackBase;
+
+    /// <summary>Records the stack a runtime started this thread with; called first thing in the thread's loop.</summary>
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    internal unsafe void RecordOwnStack(int size)
+    {
+        byte marker = 0;
+        OwnStackBase = (nint)(&marker);
+        OwnStackSize = size;
+    }
+
     /// <summary>Work the trampoline deferred on a thread that runs no scheduler.</summary>
     internal WorkQueue? Deferred;
 

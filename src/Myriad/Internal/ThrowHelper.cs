@@ -20,15 +20,27 @@ internal static class ThrowHelper
     internal static System.OperationCanceledException Canceled(System.Threading.CancellationToken token) => new(CanceledMessage, token);
 
     [DoesNotReturn]
-    internal static void ThrowAwaitedTwice() => throw new InvalidOperationException(
-        "A Job was awaited twice (or awaited while another awaiter was already registered). A Job, like a ValueTask, may be awaited only once; use AsTask() to share its result.");
+    internal static void ThrowAwaitedTwice() => throw new InvalidOperationException(AwaitedTwiceMessage);
+
+    private const string AwaitedTwiceMessage =
+        "A Job was awaited twice (or awaited while another awaiter was already registered). A Job, like a ValueTask, may be awaited only once; use AsTask() to share its result.";
+
+    private const string ConsumedTwiceMessage =
+        "This Job handle is no longer valid: its result was already consumed (the job was awaited twice or its result read twice) and its pooled state reused. A Job may be awaited only once; use AsTask() to share its result.";
+
+    /// <summary>
+    /// Whether <paramref name="error"/> is the misuse of a handle awaited or consumed twice, as thrown
+    /// here. Compared by the message's reference (an exception keeps the string it was given), so
+    /// user code's own <see cref="InvalidOperationException"/>s cost one comparison.
+    /// </summary>
+    internal static bool IsAwaitedOrConsumedTwice(Exception error) =>
+        error is InvalidOperationException && (ReferenceEquals(error.Message, ConsumedTwiceMessage) || ReferenceEquals(error.Message, AwaitedTwiceMessage));
 
     [DoesNotReturn]
     internal static void ThrowStaleToken() => throw ConsumedTwice();
 
     /// <summary>The exception of a consumer that found the job's outcome taken already (the stale-token misuse).</summary>
-    internal static InvalidOperationException ConsumedTwice() => new(
-        "This Job handle is no longer valid: its result was already consumed (the job was awaited twice or its result read twice) and its pooled state reused. A Job may be awaited only once; use AsTask() to share its result.");
+    internal static InvalidOperationException ConsumedTwice() => new(ConsumedTwiceMessage);
 
     /// <summary>A blocking wait with too little stack left to run a runtime's work nested on it, where no other thread can run that work meanwhile (see <c>BlockingWaiter</c>).</summary>
     [DoesNotReturn]

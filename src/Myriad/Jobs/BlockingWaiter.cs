@@ -35,9 +35,12 @@ namespace Myriad.Jobs;
 /// single-threaded runtime, or a multi-threaded runtime whose spare threads are all in use or
 /// disabled; see <see cref="SchedulerContext.MayBlockWithoutHelping"/>), the wait throws
 /// <see cref="InsufficientExecutionStackException"/> into the job instead of blocking for good. The
-/// outermost wait of a thread always helps: a worker started with a stack near the smallest
-/// allowed (<see cref="RuntimeOptions.ThreadStackSize"/>) has less than that reserve from the start,
-/// and its first wait helps as it always did.</para>
+/// outermost wait of a thread always helps, and on a worker or spare started with a known
+/// <see cref="RuntimeOptions.ThreadStackSize"/> the reserve is at most half the stack (see
+/// <see cref="HasStackToHelp"/>). A job of another multi-threaded runtime is waited for by blocking
+/// (its own workers complete it). On a plain thread, the work run nested is what the trampoline
+/// deferred to the thread's own queue (strategy 3), which nobody else runs: past the reserve that
+/// wait throws too.</para>
 /// </remarks>
 internal sealed class BlockingWaiter : WorkItem
 {
@@ -61,10 +64,17 @@ internal sealed class BlockingWaiter : WorkItem
 
         // See "Stack depth" above. Checked before anything is registered, so a throw leaves the job
         // as it was.
-        bool mayHelp = state.HelpingWaits == 0 || RuntimeHelpers.TryEnsureSufficientExecutionStack();
+        bool mayHelp = state.HelpingWaits == 0 || HasStackToHelp(state);
         if (!mayHelp)
         {
-            if (context is { MayBlockWithoutHelping: false } || (cell.OwnerRuntime is SingleThreadRuntime other && context?.Runtime != other))
+            // Blocking is safe when another runtime's workers complete the job; otherwise only
+            // where some other thread runs this thread's work meanwhile. A single-threaded runtime's
+            // job needs a driver, which this thread cannot be any more.
+            JobRuntime? cellRuntime = cell.OwnerRuntime;
+            bool completedElsewhere = cellRuntime is MultiThreadRuntime && cellRuntime != context?.Runtime;
+            if (!completedElsewhere
+                && (context is { MayBlockWithoutHelping: false } || (cellRuntime is SingleThreadRuntime other && context?.Runtime != other)
+                    || (context is null && state.Deferred is { Count: > 0 })))
             {
                 ThrowHelper.ThrowWaitNestedTooDeep();
             }
@@ -170,7 +180,15 @@ internal sealed class BlockingWaiter : WorkItem
             // so a wait that only slept would wait forever.
             if (state.Deferred is { Count: > 0 })
             {
-                Trampoline.RunDeferredWhileWaiting(state, waiter);
+                state.HelpingWaits++;
+                try
+                {
+                    Trampoline.RunDeferredWhileWaiting(state, waiter);
+                }
+                finally
+                {
+                    state.HelpingWaits--;
+                }
             }
 
             var spinner = default(SpinWait);
@@ -201,6 +219,26 @@ internal sealed class BlockingWaiter : WorkItem
 
         waiter._context = null;
         state.CachedWaiter = waiter;
+    }
+
+    /// <summary>
+    /// Whether a wait nested in another's helping may run more work on top of itself: on a thread a
+    /// runtime started with a known stack size, while <see cref="MyriadDefaults.NestedWaitStackReserve"/>
+    /// (at most half the stack) is left; elsewhere, what <see cref="RuntimeHelpers.TryEnsureSufficientExecutionStack"/>
+    /// says. That check keeps about 128 KiB, the whole of the smallest stack a worker may have, so
+    /// on such a worker every nested wait stopped helping and started spare threads or threw.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static unsafe bool HasStackToHelp(PerThread state)
+    {
+        if (state.OwnStackSize == 0)
+        {
+            return RuntimeHelpers.TryEnsureSufficientExecutionStack();
+        }
+
+        byte marker = 0;
+        long used = state.OwnStackBase - (nint)(&marker);
+        return state.OwnStackSize - used >= Math.Min(MyriadDefaults.NestedWaitStackReserve, state.OwnStackSize / 2);
     }
 
     /// <summary>Strategy 1, counted as a helping wait: the job's body runs on top of this frame and may wait in turn.</summary>

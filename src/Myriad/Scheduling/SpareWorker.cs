@@ -107,6 +107,7 @@ internal sealed class SpareWorker : SchedulerContext
     private void RunLoop()
     {
         Enter(this);
+        PerThread.Current.RecordOwnStack(_runtime.Options.ThreadStackSize);
         try
         {
             long idleSince = 0;

@@ -195,6 +195,7 @@ internal sealed partial class Worker : SchedulerContext
     private void RunLoop()
     {
         Enter(this);
+        PerThread.Current.RecordOwnStack(_runtime.Options.ThreadStackSize);
         PerThread state = PerThread.Current;
         try
         {

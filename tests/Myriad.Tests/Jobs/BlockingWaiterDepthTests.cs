@@ -89,6 +89,92 @@ public class BlockingWaiterDepthTests
         Assert.Equal(42, result.Result);
     }
 
+    [Fact]
+    public void Wait_NestedOnAWorkerWithTheSmallestStack_StillHelps()
+    {
+        // TryEnsureSufficientExecutionStack keeps about 128 KiB, the whole of this stack: judged by
+        // it, every nested wait here stopped helping and, with no spare thread allowed, threw.
+        const int Depth = 30;
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 1, ThreadStackSize = RuntimeOptions.MinThreadStackSize, MaxSpareThreads = 0 });
+        // AsTask: a blocking wait on the job itself would run it on the waiting pool thread.
+        Task<int> result = runtime.Spawn(runtime, static r => Job.FromResult(r.Spawn(r, static r2 => Job.FromResult(SpawnAndWait(r2, Depth))).Wait())).AsTask();
+        Assert.True(((IAsyncResult)result).AsyncWaitHandle.WaitOne(Timeout), "the waits never returned");
+        Assert.Equal(Depth, result.Result);
+    }
+
+    [Fact]
+    public void Wait_ChainOfJobsOfNoRuntimeDeferredPastTheStack_DeepWaitsThrowInsteadOfOverflowing()
+    {
+        // Each job resumes the next, then blocks: past the trampoline's inline depth the next ones
+        // are deferred to this thread's own queue, which the blocked wait runs nested on its frame.
+        const int Count = 20_000;
+        var probe = new ChainProbe(Count);
+        TestHelpers.OnThread(
+            () =>
+            {
+                for (int i = 0; i < Count; i++)
+                {
+                    _ = Chain(probe, i);
+                }
+
+                TestThread setter = TestThread.Start(
+                    () =>
+                    {
+                        // The last job waits with nothing deferred left and blocks, with the few
+                        // it resumed inline still above it: not every job can reach its wait before
+                        // the blocks are set. Set them once some waits were refused and the rest
+                        // stopped moving; set earlier, the later waits just return at once.
+                        Assert.True(SpinWait.SpinUntil(() => Volatile.Read(ref probe.TooDeep) > 0, Timeout), "no wait was refused");
+                        int entered;
+                        do
+                        {
+                            entered = Volatile.Read(ref probe.Entered);
+                            Thread.Sleep(100);
+                        }
+                        while (entered != Volatile.Read(ref probe.Entered));
+
+                        for (int i = Count - 1; i >= 0; i--)
+                        {
+                            probe.Blocks[i].SetResult(0);
+                        }
+                    },
+                    "setter");
+                probe.Starts[0].SetResult(0);
+                Assert.True(setter.Join(Timeout));
+            },
+            stackSize: 1 << 20,
+            timeout: Timeout);
+
+        Assert.Equal(Count, probe.Finished + probe.TooDeep);
+        Assert.True(probe.TooDeep > 0, "no wait was refused: the stack held them all, so the test proves nothing");
+        Assert.True(probe.Finished > 0, "every wait was refused");
+    }
+
+    private static async Job Chain(ChainProbe probe, int index)
+    {
+        await probe.Starts[index].Job;
+        probe.Starts[index + 1].SetResult(0);
+        Interlocked.Increment(ref probe.Entered);
+        try
+        {
+            probe.Blocks[index].Job.Wait();
+            Interlocked.Increment(ref probe.Finished);
+        }
+        catch (InsufficientExecutionStackException)
+        {
+            Interlocked.Increment(ref probe.TooDeep);
+        }
+    }
+
+    private sealed class ChainProbe(int count)
+    {
+        public readonly Promise<int>[] Starts = Enumerable.Range(0, count + 1).Select(_ => new Promise<int>()).ToArray();
+        public readonly Promise<int>[] Blocks = Enumerable.Range(0, count).Select(_ => new Promise<int>()).ToArray();
+        public int Entered;
+        public int Finished;
+        public int TooDeep;
+    }
+
     private static int NestedRun(CurrentThreadRuntime runtime, int depth) =>
         depth == 0 ? 0 : 1 + runtime.Run((runtime, depth), static s => Job.FromResult(NestedRun(s.runtime, s.depth - 1)));
 
