@@ -121,7 +121,12 @@ public static class JobDiagnostics
         }
     }
 
-    /// <summary>A snapshot of the tracked jobs that have not been consumed yet, oldest first.</summary>
+    /// <summary>
+    /// A snapshot of the tracked jobs, oldest first: every suspended <c>async Job</c> method, and one
+    /// that completed and whose result its awaiter has not read yet (<see cref="LiveJob.IsCompleted"/>).
+    /// A spawned job that completed before anyone awaited its handle is not listed: its result waits
+    /// in the spawn, not in a tracked method.
+    /// </summary>
     public static IReadOnlyList<LiveJob> Snapshot() => SnapshotOf(s_live);
 
     /// <summary>A snapshot of the given tracked jobs (cell and id), oldest first.</summary>

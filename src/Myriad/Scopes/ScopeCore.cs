@@ -142,7 +142,7 @@ internal sealed class ScopeCore<TResult> : CellObserver
         {
             // The releaser is not kept: the slot goes back with Release when the child ends (step 4).
             await core._slots!.AcquireAsync();
-            if (core.StartAdmitted(state, body, launch) is { } refusal)
+            if (core.StartAdmitted(state, body, launch, waitedForSlot: true) is { } refusal)
             {
                 throw refusal;
             }
@@ -168,8 +168,15 @@ internal sealed class ScopeCore<TResult> : CellObserver
     /// <summary>Spawns one child on <paramref name="runtime"/>, giving it the scope's token.</summary>
     internal delegate Job<TResult> Launcher<TState, TBody>(JobRuntime runtime, TState state, TBody body, CancellationToken token);
 
-    /// <summary>Steps 2 and 3, holding a slot if there is a limit; returns the refusal instead of spawning.</summary>
-    private Exception? StartAdmitted<TState, TBody>(TState state, TBody body, Launcher<TState, TBody> launch)
+    /// <summary>
+    /// Steps 2 and 3, holding a slot if there is a limit; returns the refusal instead of spawning.
+    /// A spawn that waited for a slot while the scope was left gets the cancellation that leaving
+    /// made, as it would have had it woken a moment before the disposal ended: which of the two it
+    /// saw was a race, and a spawning loop catching <see cref="OperationCanceledException"/> missed
+    /// about one in seven as <see cref="ObjectDisposedException"/>. A spawn that starts after
+    /// the scope was left is a misuse, and gets <see cref="ObjectDisposedException"/>.
+    /// </summary>
+    private Exception? StartAdmitted<TState, TBody>(TState state, TBody body, Launcher<TState, TBody> launch, bool waitedForSlot = false)
     {
         _lock.Enter();
         int current = _state;
@@ -196,7 +203,7 @@ internal sealed class ScopeCore<TResult> : CellObserver
         if (current != Open || canceled)
         {
             _slots?.Release();
-            return current == Disposed
+            return current == Disposed && !waitedForSlot
                 ? new ObjectDisposedException(nameof(JobScope))
                 : failure ?? new OperationCanceledException("The scope is canceled: no child is started.", CanceledToken);
         }

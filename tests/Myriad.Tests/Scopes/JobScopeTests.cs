@@ -217,6 +217,63 @@ public sealed class JobScopeTests
         Assert.True(canceled);
     }
 
+    [Fact]
+    public void SpawnAsync_WaitingForASlotWhileTheScopeIsLeft_EndsCanceledNeverDisposed()
+    {
+        // Leaving cancels the scope, and the waiting spawn ends with that cancellation; whether the
+        // disposal had finished by the time the spawn woke was a race, and then it got
+        // ObjectDisposedException instead (about one time in seven).
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
+        for (int round = 0; round < 200; round++)
+        {
+            string outcome = runtime.Run(round, static async round =>
+            {
+                // A child that gives its slot back about when the scope is left, and one that holds
+                // the other slot until the leaving cancels it.
+                var scope = new JobScope(JobRuntime.Current!, maxConcurrency: 2);
+                await scope.SpawnAsync(0, static async (_, token) => await Job.Delay(TimeSpan.FromMilliseconds(2), token));
+                await scope.SpawnAsync(0, static async (_, token) => await Job.Delay(TimeSpan.FromSeconds(30), token));
+                var waiting = new StrongBox(0);
+                Job<string> spawner = JobRuntime.Current!.Spawn((scope, waiting), static async s =>
+                {
+                    try
+                    {
+                        Job spawn = s.scope.SpawnAsync(0, static (_, _) => Job.CompletedJob);
+                        Volatile.Write(ref s.waiting.Value, 1);
+                        await spawn;
+                        return "spawned";
+                    }
+                    catch (OperationCanceledException)
+                    {
+                        return "canceled";
+                    }
+                    catch (Exception e)
+                    {
+                        return e.GetType().Name;
+                    }
+                });
+                while (Volatile.Read(ref waiting.Value) == 0)
+                {
+                    await Job.Yield(); // until the spawn waits for the slot (one made after leaving is a misuse)
+                }
+
+                await Job.Delay(TimeSpan.FromMilliseconds(round % 4));
+
+                try
+                {
+                    await scope.DisposeAsync();
+                }
+                catch (OperationCanceledException)
+                {
+                    // the holding child ended canceled
+                }
+
+                return await spawner;
+            });
+            Assert.True(outcome is "canceled" or "spawned", $"round {round}: {outcome}");
+        }
+    }
+
     [Theory]
     [InlineData(0)]
     [InlineData(1)]
