@@ -178,7 +178,9 @@ internal sealed class BlockingWaiter : WorkItem
             // trampoline deferred work to this thread's own queue, to run when the outermost frame
             // returns: the awaited job's body or resume may be there. Nobody else runs that queue,
             // so a wait that only slept would wait forever.
-            if (state.Deferred is { Count: > 0 })
+            // Past the reserve this wait runs nothing (mayHelp): it is for another runtime's job,
+            // which needs none of this queue (the refusal above threw for any other).
+            if (mayHelp && state.Deferred is { Count: > 0 })
             {
                 state.HelpingWaits++;
                 try
@@ -228,6 +230,9 @@ internal sealed class BlockingWaiter : WorkItem
     /// says. That check keeps about 128 KiB, the whole of the smallest stack a worker may have, so
     /// on such a worker every nested wait stopped helping and started spare threads or threw.
     /// </summary>
+    /// <summary>Stack a runtime's thread uses above the address <see cref="PerThread.RecordOwnStack"/> takes (start frames, guard page), counted as used.</summary>
+    private const int StartFramesAllowance = 16 * 1024;
+
     [MethodImpl(MethodImplOptions.NoInlining)]
     private static unsafe bool HasStackToHelp(PerThread state)
     {
@@ -236,8 +241,11 @@ internal sealed class BlockingWaiter : WorkItem
             return RuntimeHelpers.TryEnsureSufficientExecutionStack();
         }
 
+        // The base was taken inside the thread's loop, below the thread's start frames and the
+        // guard page (about 5 KiB on a 128 KiB worker, measured with pthread_getattr_np): counted as
+        // used, with room to spare.
         byte marker = 0;
-        long used = state.OwnStackBase - (nint)(&marker);
+        long used = state.OwnStackBase - (nint)(&marker) + StartFramesAllowance;
         return state.OwnStackSize - used >= Math.Min(MyriadDefaults.NestedWaitStackReserve, state.OwnStackSize / 2);
     }
 

@@ -150,6 +150,49 @@ public class BlockingWaiterDepthTests
         Assert.True(probe.Finished > 0, "every wait was refused");
     }
 
+    [Fact]
+    public void Wait_ChainOfJobsOfNoRuntimeWaitingForAnotherRuntimesJobs_BlocksWithoutOverflowing()
+    {
+        // The same chain, each job waiting for a job of a multi-threaded runtime: past the reserve a
+        // wait blocks (that runtime completes the job) and must not run this thread's deferred
+        // queue nested on its frame, which overflowed the stack at 2,000 jobs.
+        const int Count = 20_000;
+        var probe = new ChainProbe(Count);
+        using MultiThreadRuntime runtime = NewSmallStackRuntime();
+        var gate = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        probe.Others = Enumerable.Range(0, Count).Select(_ => runtime.Spawn(gate.Task, static async g => await g)).ToArray();
+        TestHelpers.OnThread(
+            () =>
+            {
+                for (int i = 0; i < Count; i++)
+                {
+                    _ = Chain(probe, i);
+                }
+
+                TestThread opener = TestThread.Start(
+                    () =>
+                    {
+                        int entered;
+                        do
+                        {
+                            entered = Volatile.Read(ref probe.Entered);
+                            Thread.Sleep(100);
+                        }
+                        while (entered == 0 || entered != Volatile.Read(ref probe.Entered));
+
+                        gate.SetResult();
+                    },
+                    "opener");
+                probe.Starts[0].SetResult(0);
+                Assert.True(opener.Join(Timeout));
+            },
+            stackSize: 1 << 20,
+            timeout: Timeout);
+
+        Assert.True(SpinWait.SpinUntil(() => Volatile.Read(ref probe.Finished) + Volatile.Read(ref probe.TooDeep) == Count, Timeout), $"{probe.Finished} finished, {probe.TooDeep} refused");
+        Assert.Equal(0, probe.TooDeep);
+    }
+
     private static async Job Chain(ChainProbe probe, int index)
     {
         await probe.Starts[index].Job;
@@ -157,7 +200,15 @@ public class BlockingWaiterDepthTests
         Interlocked.Increment(ref probe.Entered);
         try
         {
-            probe.Blocks[index].Job.Wait();
+            if (probe.Others is { } others)
+            {
+                others[index].Wait();
+            }
+            else
+            {
+                probe.Blocks[index].Job.Wait();
+            }
+
             Interlocked.Increment(ref probe.Finished);
         }
         catch (InsufficientExecutionStackException)
@@ -170,6 +221,7 @@ public class BlockingWaiterDepthTests
     {
         public readonly Promise<int>[] Starts = Enumerable.Range(0, count + 1).Select(_ => new Promise<int>()).ToArray();
         public readonly Promise<int>[] Blocks = Enumerable.Range(0, count).Select(_ => new Promise<int>()).ToArray();
+        public Job[]? Others;
         public int Entered;
         public int Finished;
         public int TooDeep;
