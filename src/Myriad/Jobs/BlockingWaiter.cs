@@ -223,6 +223,9 @@ internal sealed class BlockingWaiter : WorkItem
         state.CachedWaiter = waiter;
     }
 
+    /// <summary>Stack a runtime's thread uses above the address <see cref="PerThread.RecordOwnStack"/> takes (start frames, guard page), counted as used.</summary>
+    private const int StartFramesAllowance = 16 * 1024;
+
     /// <summary>
     /// Whether a wait nested in another's helping may run more work on top of itself: on a thread a
     /// runtime started with a known stack size, while <see cref="MyriadDefaults.NestedWaitStackReserve"/>
@@ -230,9 +233,6 @@ internal sealed class BlockingWaiter : WorkItem
     /// says. That check keeps about 128 KiB, the whole of the smallest stack a worker may have, so
     /// on such a worker every nested wait stopped helping and started spare threads or threw.
     /// </summary>
-    /// <summary>Stack a runtime's thread uses above the address <see cref="PerThread.RecordOwnStack"/> takes (start frames, guard page), counted as used.</summary>
-    private const int StartFramesAllowance = 16 * 1024;
-
     [MethodImpl(MethodImplOptions.NoInlining)]
     private static unsafe bool HasStackToHelp(PerThread state)
     {
