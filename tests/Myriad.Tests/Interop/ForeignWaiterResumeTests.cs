@@ -102,29 +102,7 @@ public sealed class ForeignWaiterResumeTests
         // An async Job method called directly on a plain thread belongs to no runtime: it is not a
         // runtime's job, and a plain sender must not run it inside TrySend either.
         var chan = Chan.Unbounded<int>();
-        using var callReturned = new ManualResetEventSlim();
-        int senderThread = 0;
-        Job<(bool SawTheCallReturn, int Thread)> consumer = Consume(chan, callReturned);
-        TestThread thread = TestThread.Start(
-            () =>
-            {
-                senderThread = Environment.CurrentManagedThreadId;
-                Assert.True(chan.TrySend(5));
-                callReturned.Set();
-            },
-            "sender");
-        Assert.True(thread.Join(Bounded.Limit));
-        Task<(bool SawTheCallReturn, int Thread)> done = consumer.AsTask();
-        Assert.True(done.Wait(Bounded.Limit));
-        (bool sawTheCallReturn, int resumedOn) = done.Result;
-        Assert.True(sawTheCallReturn, "the job ran inside the sender's TrySend");
-        Assert.NotEqual(senderThread, resumedOn);
-
-        static async Job<(bool, int)> Consume(Chan<int> chan, ManualResetEventSlim callReturned)
-        {
-            Assert.Equal(5, await chan.ReceiveAsync());
-            return (callReturned.Wait(TimeSpan.FromSeconds(2)), Environment.CurrentManagedThreadId);
-        }
+        AssertJobResumesOutsideTheCall(async () => Assert.Equal(5, await chan.ReceiveAsync()), () => Assert.True(chan.TrySend(5)));
     }
 
     // A job of no runtime that waits through a ValueTask registers its own resume on the cell (so a
