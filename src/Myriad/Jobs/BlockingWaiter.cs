@@ -30,7 +30,8 @@ namespace Myriad.Jobs;
 /// (<see cref="RuntimeHelpers.TryEnsureSufficientExecutionStack"/>, the check the TPL makes before it
 /// runs a task inline, which keeps about 128 KiB in reserve). Past that: on a worker of a
 /// multi-threaded runtime it blocks as strategy 3 does (a spare thread first hands back the items it
-/// stole, which nobody else could see), and the other workers, or a spare thread once every worker
+/// stole, which nobody else could see; a worker with queued work first notifies, so that a parked
+/// sibling steals it at once), and the other workers, or a spare thread once every worker
 /// is stuck, run what is queued. Where nobody else could run that work (the thread that drives a
 /// single-threaded runtime, or a multi-threaded runtime whose spare threads are all in use or
 /// disabled; see <see cref="SchedulerContext.MayBlockWithoutHelping"/>), the wait throws

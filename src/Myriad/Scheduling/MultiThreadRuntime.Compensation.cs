@@ -21,6 +21,14 @@ public sealed partial class MultiThreadRuntime
     /// </summary>
     internal bool MayBlockWithoutHelping => LiveSpareCount < _options.MaxSpareThreads;
 
+    /// <summary>
+    /// A worker is about to block without running work while its run queue or next-job slot holds
+    /// some: notify now, as a push that found the queue in view does, rather than leave that work to
+    /// the lazy wake's delay or to the watchdog (a parked sibling steals it at once; with none
+    /// parked, the watchdog is armed and starts a spare once every worker is stuck).
+    /// </summary>
+    internal void NotifyWorkOfBlockingWorker() => _idle.NotifyWork();
+
     /// <summary>Spare threads started so far (diagnostics and tests).</summary>
     internal long SparesStarted => Volatile.Read(ref _sparesStarted);
 

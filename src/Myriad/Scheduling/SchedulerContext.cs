@@ -76,7 +76,8 @@ internal abstract class SchedulerContext(JobRuntime runtime, bool lent = false)
     /// <summary>
     /// Called on the owner thread before it blocks without running work (a blocking wait with too
     /// little stack left; see <c>BlockingWaiter</c>): hands whatever only this thread can see to the
-    /// others, since nothing else would run it until the wait ends, and the wait may be for it.
+    /// others, or wakes them for what they can, since nothing else would run it until the wait
+    /// ends, and the wait may be for it.
     /// </summary>
     internal virtual void ExposeQueuedWork()
     {

@@ -192,6 +192,15 @@ internal sealed partial class Worker : SchedulerContext
 
     internal override bool MayBlockWithoutHelping => _runtime.MayBlockWithoutHelping;
 
+    /// <summary>Its queue and next-job slot are visible to thieves already: only the wake is owed.</summary>
+    internal override void ExposeQueuedWork()
+    {
+        if (HasStealableWork)
+        {
+            _runtime.NotifyWorkOfBlockingWorker();
+        }
+    }
+
     private void RunLoop()
     {
         Enter(this);

@@ -26,8 +26,11 @@ public class BlockingWaiterDepthTests
     [Fact]
     public void Wait_ThousandsOfJobsBlockedOnPromisesOnOneRuntime_EveryJobReturns()
     {
-        const int Count = 3000;
-        using MultiThreadRuntime runtime = NewSmallStackRuntime();
+        // Default stacks: a few hundred thousand bytes of frames fit on each, so a handful of
+        // threads hold them all (on small stacks, a slow tier-0 run could need more threads than
+        // the spare limit, and then the deepest waits are refused).
+        const int Count = 20_000;
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
         Promise<int>[] promises = Enumerable.Range(0, Count).Select(_ => new Promise<int>()).ToArray();
         var started = new StrongBox(0);
         Job<int>[] jobs = promises
@@ -56,10 +59,10 @@ public class BlockingWaiterDepthTests
     [Fact]
     public void Wait_RecursiveSpawnAndWaitDeeperThanAThreadsStack_Returns()
     {
-        // The levels run on the pool thread that calls Run (about 5,000 fit on its stack), then on
-        // the workers and spare threads, a few hundred levels on each.
-        const int Depth = 10_000;
-        using MultiThreadRuntime runtime = NewSmallStackRuntime();
+        // The levels run on the pool thread that calls Run, then on the workers and spare threads,
+        // several thousand on each (default stacks, as in the test above).
+        const int Depth = 20_000;
+        using var runtime = new MultiThreadRuntime(new RuntimeOptions { WorkerCount = 2 });
         Task<int> result = Task.Run(() => runtime.Run((runtime, Depth), static s => Job.FromResult(SpawnAndWait(s.runtime, s.Depth))));
         Assert.True(result.Wait(Timeout), "the recursion never returned");
         Assert.Equal(Depth, result.Result);
