@@ -100,7 +100,7 @@ internal sealed class DetachedSpawn<TState> : WorkItem
         try
         {
             // The flag came from a type test of the body (Execute), so the casts can be unchecked,
-            // as in SpawnBox.RunBody.
+            // as in SpawnBox.InvokeBody.
             if (sync)
             {
                 Unsafe.As<Action<TState>>(body)(state);

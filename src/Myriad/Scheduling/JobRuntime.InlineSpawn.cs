@@ -87,7 +87,7 @@ public abstract partial class JobRuntime
     }
 
     /// <summary>
-    /// The body and what a queued spawn box does with its job (<c>SpawnBox.RunBody</c>), in the
+    /// The body and what a queued spawn box does with its job (<c>SpawnBox.Start</c>), in the
     /// spawner's saved contexts: consuming a select's job runs its handler, user code that must see
     /// the job's contexts, not run after they were put back.
     /// </summary>

@@ -77,7 +77,11 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
 {
     private static readonly BoxPool<SpawnBox<TState, TResult>> s_pool = BoxPool<SpawnBox<TState, TResult>>.Shared;
 
-    private static readonly ContextCallback s_runBody = static s => ((SpawnBox<TState, TResult>)s!).RunBody(PerThread.Current);
+    private static readonly ContextCallback s_runBody = static s =>
+    {
+        var run = (BodyRun)s!;
+        run.Failure = run.Box.InvokeBodyCatching(out run.Inner);
+    };
 
     // Fields are shared between the two halves of a spawn's life, so that a million pending spawns
     // do not each carry what only the other half needs:
@@ -333,32 +337,33 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
             return;
         }
 
+        Job<TResult> inner;
+        Exception? failure;
         if (context is null && ExecutionContextHelper.IsDefault(state))
         {
             // Undo what the body changed, its SynchronizationContext too: this may be a waiting
             // thread (TryRunInline) or a job awaiting the spawn (TryHelp), not a worker's loop,
             // which resets both after every item. ExecutionContext.Run below restores both itself.
             SynchronizationContext? sync = ExecutionContextHelper.CurrentSynchronizationContext(state);
-            RunBody(state);
+            failure = InvokeBodyCatching(out inner);
             ExecutionContextHelper.RestoreAfterInlineRun(state, sync);
         }
         else
         {
-            ExecutionContext.Run(context ?? ExecutionContextHelper.Default, s_runBody, this);
+            // Rare (a spawn under an AsyncLocal or a flowed culture): the holder is the price.
+            var run = new BodyRun(this);
+            ExecutionContext.Run(context ?? ExecutionContextHelper.Default, s_runBody, run);
+            inner = run.Inner;
+            failure = run.Failure;
         }
-    }
 
-    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
-    private void RunBody(PerThread state)
-    {
-        Job<TResult> inner;
-        try
+        // Only now, with the thread's contexts put back: completing hands the outcome to the
+        // awaiter, which may resume inline right here. Completed inside the body's contexts, a job
+        // that had suspended on this spawn, resumed on the worker that ran it, found the
+        // SynchronizationContext and AsyncLocals the body had installed (once in a CI run).
+        if (failure is not null)
         {
-            inner = InvokeBody(_body!, _kind, _state);
-        }
-        catch (Exception exception)
-        {
-            Finish(default!, exception, state);
+            Finish(default!, failure, state);
             return;
         }
 
@@ -367,10 +372,34 @@ internal sealed class SpawnBox<TState, TResult> : SourceBox<TResult>
         AwaitInner(inner, state);
     }
 
+    /// <summary>Runs the body; its exception is returned, not thrown.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
+    private Exception? InvokeBodyCatching(out Job<TResult> inner)
+    {
+        try
+        {
+            inner = InvokeBody(_body!, _kind, _state);
+            return null;
+        }
+        catch (Exception exception)
+        {
+            inner = default;
+            return exception;
+        }
+    }
+
+    /// <summary>What a body run inside <see cref="ExecutionContext.Run"/> hands back to <see cref="Start"/>.</summary>
+    private sealed class BodyRun(SpawnBox<TState, TResult> box)
+    {
+        internal readonly SpawnBox<TState, TResult> Box = box;
+        internal Job<TResult> Inner;
+        internal Exception? Failure;
+    }
+
     /// <summary>
     /// Calls a spawn's body, <paramref name="body"/> being of the delegate type that
     /// <paramref name="kind"/> names; a synchronous body's job is <c>default</c> (completed). For a
-    /// queued spawn (<see cref="RunBody"/>) and one started inline alike.
+    /// queued spawn (<see cref="Start"/>) and one started inline alike.
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveOptimization | MethodImplOptions.AggressiveInlining)]
     internal static Job<TResult> InvokeBody(object body, SpawnBodyKind kind, TState state)
