@@ -160,9 +160,7 @@ public readonly partial struct Job
                 (JobCell? other, short otherToken) = handleOf(jobs[k]);
                 if (ReferenceEquals(other, cell) && otherToken == token)
                 {
-                    return new ArgumentException(
-                        $"The job at index {index} is the job at index {k}: a job is awaited once, so WhenAll cannot await it twice. Pass each job once.",
-                        "jobs");
+                    return RepeatedJob(k, index, "WhenAll cannot await it twice");
                 }
             }
         }

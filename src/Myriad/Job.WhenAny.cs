@@ -146,10 +146,13 @@ public readonly partial struct Job
             }
         }
 
-        static void ThrowRepeated(int first, int second) => throw new ArgumentException(
-            $"The job at index {second} is the job at index {first}: a job is awaited once, so WhenAny cannot watch it twice. Pass each job once.",
-            "jobs");
+        static void ThrowRepeated(int first, int second) => throw RepeatedJob(first, second, "WhenAny cannot watch it twice");
     }
+
+    /// <summary>The misuse of one job given twice to a combinator (<c>WhenAny</c> refuses it, <c>WhenAll</c> fails with it).</summary>
+    private static ArgumentException RepeatedJob(int first, int second, string consequence) => new(
+        $"The job at index {second} is the job at index {first}: a job is awaited once, so {consequence}. Pass each job once.",
+        "jobs");
 
     /// <summary>
     /// Registers an observer for one contestant of a WhenAny race. Nothing runs here: a spawned job

@@ -85,10 +85,11 @@ internal abstract class SchedulerContext(JobRuntime runtime, bool lent = false)
 
     /// <summary>
     /// Whether the owner thread may block without running work (a blocking wait with too little
-    /// stack left): only where some other thread can run this scheduler's work meanwhile. False for
-    /// a single-threaded runtime's driver, which is the only such thread.
+    /// stack left): only where some other thread can run this scheduler's work meanwhile, a worker
+    /// or spare of a multi-threaded runtime while a spare thread can still start. False for a
+    /// single-threaded runtime's driver, which is the only such thread.
     /// </summary>
-    internal virtual bool MayBlockWithoutHelping => false;
+    internal bool MayBlockWithoutHelping => Runtime is MultiThreadRuntime multi && multi.MayBlockWithoutHelping;
 
     /// <summary>Installs <paramref name="context"/> as the thread's context and returns the previous one.</summary>
     internal static SchedulerContext? Enter(SchedulerContext context)

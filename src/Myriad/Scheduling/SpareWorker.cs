@@ -91,8 +91,6 @@ internal sealed class SpareWorker : SchedulerContext
     /// <summary>The items it stole are in its own run queue, which nobody else searches: they go back to the injection queue.</summary>
     internal override void ExposeQueuedWork() => HandBackStolen();
 
-    internal override bool MayBlockWithoutHelping => _runtime.MayBlockWithoutHelping;
-
     /// <summary>Starts the thread; <see cref="MultiThreadRuntime.OnSpareExited"/> runs when it leaves.</summary>
     internal void Start()
     {

@@ -190,8 +190,6 @@ internal sealed partial class Worker : SchedulerContext
 
     internal override void Wake() => Parker.Unpark();
 
-    internal override bool MayBlockWithoutHelping => _runtime.MayBlockWithoutHelping;
-
     /// <summary>Its queue and next-job slot are visible to thieves already: only the wake is owed.</summary>
     internal override void ExposeQueuedWork()
     {
